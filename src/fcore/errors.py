@@ -1,0 +1,30 @@
+"""fcore's named exceptions (SPEC §4).
+
+A leaf module: every layer may import it, it imports nothing of fcore.
+"""
+
+from __future__ import annotations
+
+
+class FcoreError(Exception):
+    """Base class of the errors fcore raises on purpose."""
+
+
+class ConcretizationError(FcoreError, TypeError):
+    """A traced (abstract) value was used where Python needs a concrete one."""
+
+
+class UnexpectedTracerError(FcoreError, RuntimeError):
+    """A tracer escaped the transformation that created it and was used later."""
+
+
+class TypePromotionError(FcoreError, TypeError):
+    """Implicit dtype promotion was refused (``numpy_dtype_promotion("strict")``)."""
+
+
+class JaxprTypeError(FcoreError, TypeError):
+    """A jaxpr is ill-typed; the message names the offending equation."""
+
+
+class JaxprParseError(FcoreError, ValueError):
+    """Jaxpr text could not be parsed; the message names line, column and expectation."""
