@@ -1,0 +1,26 @@
+"""fcore: JAX's core as a functional-core, fully typed Python library.
+
+The public face: re-exports only. See docs/ for the user guide.
+"""
+
+from fcore import interpreters as _interpreters  # installs bind; must come first
+from fcore import errors as errors
+from fcore import tree_util as tree_util
+from fcore import lax as lax
+from fcore import core as core
+from fcore.api import ShapeDtypeStruct as ShapeDtypeStruct, make_jaxpr as make_jaxpr
+from fcore.config import (
+    config as config,
+    enable_x64 as enable_x64,
+    numpy_dtype_promotion as numpy_dtype_promotion,
+)
+from fcore.errors import (
+    ConcretizationError as ConcretizationError,
+    JaxprParseError as JaxprParseError,
+    JaxprTypeError as JaxprTypeError,
+    TypePromotionError as TypePromotionError,
+    UnexpectedTracerError as UnexpectedTracerError,
+)
+from fcore.interpreters.array import Array as Array
+
+__version__ = "0.1.0"

@@ -1,0 +1,15 @@
+"""``fcore.core``: the IR as a toolkit (SPEC §3.5)."""
+
+from fcore.interpreters.eval import EvalTrace as EvalTrace
+from fcore.interpreters.stack import current_trace as current_trace, set_current_trace as set_current_trace
+from fcore.interpreters.trace import Trace as Trace, Tracer as Tracer
+from fcore.ir.avals import ShapedArray as ShapedArray
+from fcore.ir.core import (
+    Atom as Atom, ClosedJaxpr as ClosedJaxpr, Jaxpr as Jaxpr, JaxprEqn as JaxprEqn,
+    Literal as Literal, Var as Var, new_eqn as new_eqn,
+)
+from fcore.ir.params import Params as Params, ParamStruct as ParamStruct
+from fcore.ir.primitive import Primitive as Primitive, lookup_primitive as lookup_primitive
+from fcore.ir.printer import pp_jaxpr as pretty_print
+from fcore.ir.typecheck import JaxprType as JaxprType, typecheck as typecheck
+from fcore.interpreters.eval_jaxpr import eval_jaxpr as eval_jaxpr, jaxpr_as_fun as jaxpr_as_fun

@@ -1,0 +1,283 @@
+"""``fcore.Array``: the abstract array type shared by concrete arrays and tracers.
+
+As in JAX, ``isinstance(x, fcore.Array)`` holds for concrete arrays and for tracers,
+so user code can be annotated with ``fcore.Array`` throughout. Operators and methods
+dispatch to the NumPy layer through a table that ``fcore.numpy`` fills when it is
+imported (this layer cannot import the layers above it).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
+
+import numpy as np
+
+from fcore.ir.avals import ShapedArray, shaped_array
+from fcore.ir.dtypes import DType
+
+ArrayMethod = Callable[..., "Array"]
+_methods: dict[str, ArrayMethod] = {}
+
+
+def register_array_methods(table: dict[str, ArrayMethod]) -> None:
+    """Install the implementations of operators/methods (called by ``fcore.numpy``)."""
+    _methods.update(table)
+
+
+def _m(name: str) -> ArrayMethod:
+    try:
+        return _methods[name]
+    except KeyError:
+        raise NotImplementedError(f"Array.{name} needs fcore.numpy to be imported") from None
+
+
+class Array(abc.ABC):
+    """An n-dimensional array: concrete (``ArrayImpl``) or traced (``Tracer``)."""
+
+    __slots__ = ()
+    __array_priority__ = 100
+
+    @property
+    @abc.abstractmethod
+    def aval(self) -> ShapedArray: ...
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> DType:
+        return self.aval.dtype
+
+    @property
+    def weak_type(self) -> bool:
+        return self.aval.weak_type
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return self.aval.size
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[Array]:
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    # Arithmetic and comparison operators.
+    def __neg__(self) -> Array: return _m("negative")(self)
+    def __pos__(self) -> Array: return self
+    def __abs__(self) -> Array: return _m("abs")(self)
+    def __invert__(self) -> Array: return _m("invert")(self)
+    def __add__(self, o: object) -> Array: return _m("add")(self, o)
+    def __radd__(self, o: object) -> Array: return _m("add")(o, self)
+    def __sub__(self, o: object) -> Array: return _m("subtract")(self, o)
+    def __rsub__(self, o: object) -> Array: return _m("subtract")(o, self)
+    def __mul__(self, o: object) -> Array: return _m("multiply")(self, o)
+    def __rmul__(self, o: object) -> Array: return _m("multiply")(o, self)
+    def __truediv__(self, o: object) -> Array: return _m("true_divide")(self, o)
+    def __rtruediv__(self, o: object) -> Array: return _m("true_divide")(o, self)
+    def __floordiv__(self, o: object) -> Array: return _m("floor_divide")(self, o)
+    def __rfloordiv__(self, o: object) -> Array: return _m("floor_divide")(o, self)
+    def __mod__(self, o: object) -> Array: return _m("remainder")(self, o)
+    def __rmod__(self, o: object) -> Array: return _m("remainder")(o, self)
+    def __pow__(self, o: object) -> Array: return _m("power")(self, o)
+    def __rpow__(self, o: object) -> Array: return _m("power")(o, self)
+    def __matmul__(self, o: object) -> Array: return _m("matmul")(self, o)
+    def __rmatmul__(self, o: object) -> Array: return _m("matmul")(o, self)
+    def __and__(self, o: object) -> Array: return _m("bitwise_and")(self, o)
+    def __rand__(self, o: object) -> Array: return _m("bitwise_and")(o, self)
+    def __or__(self, o: object) -> Array: return _m("bitwise_or")(self, o)
+    def __ror__(self, o: object) -> Array: return _m("bitwise_or")(o, self)
+    def __xor__(self, o: object) -> Array: return _m("bitwise_xor")(self, o)
+    def __rxor__(self, o: object) -> Array: return _m("bitwise_xor")(o, self)
+    def __lt__(self, o: object) -> Array: return _m("less")(self, o)
+    def __le__(self, o: object) -> Array: return _m("less_equal")(self, o)
+    def __gt__(self, o: object) -> Array: return _m("greater")(self, o)
+    def __ge__(self, o: object) -> Array: return _m("greater_equal")(self, o)
+    def __eq__(self, o: object) -> Array: return _m("equal")(self, o)  # type: ignore[override]  # elementwise, as in NumPy
+    def __ne__(self, o: object) -> Array: return _m("not_equal")(self, o)  # type: ignore[override]  # elementwise, as in NumPy
+    def __getitem__(self, idx: object) -> Array: return _m("getitem")(self, idx)
+
+    __hash__ = None  # type: ignore[assignment]  # arrays are unhashable, as in NumPy and JAX
+
+    # Methods mirroring jax.Array.
+    @property
+    def T(self) -> Array: return _m("transpose")(self)
+    @property
+    def at(self) -> Any: return _m("at")(self)
+    @property
+    def real(self) -> Array: return _m("real")(self)
+    @property
+    def imag(self) -> Array: return _m("imag")(self)
+    def conj(self) -> Array: return _m("conj")(self)
+    def astype(self, dtype: Any) -> Array: return _m("astype")(self, dtype)
+    def reshape(self, *shape: Any, order: str = "C") -> Array:
+        new = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        return _m("reshape")(self, new)
+    def transpose(self, *axes: Any) -> Array:
+        perm = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None)
+        return _m("transpose")(self, perm)
+    def ravel(self) -> Array: return _m("ravel")(self)
+    def flatten(self) -> Array: return _m("ravel")(self)
+    def squeeze(self, axis: Any = None) -> Array: return _m("squeeze")(self, axis)
+    def swapaxes(self, a: int, b: int) -> Array: return _m("swapaxes")(self, a, b)
+    def dot(self, other: object) -> Array: return _m("dot")(self, other)
+    def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+        return _m("sum")(self, axis=axis, dtype=dtype, keepdims=keepdims)
+    def prod(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+        return _m("prod")(self, axis=axis, dtype=dtype, keepdims=keepdims)
+    def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+        return _m("mean")(self, axis=axis, dtype=dtype, keepdims=keepdims)
+    def max(self, axis: Any = None, keepdims: bool = False) -> Array:
+        return _m("max")(self, axis=axis, keepdims=keepdims)
+    def min(self, axis: Any = None, keepdims: bool = False) -> Array:
+        return _m("min")(self, axis=axis, keepdims=keepdims)
+    def all(self, axis: Any = None, keepdims: bool = False) -> Array:
+        return _m("all")(self, axis=axis, keepdims=keepdims)
+    def any(self, axis: Any = None, keepdims: bool = False) -> Array:
+        return _m("any")(self, axis=axis, keepdims=keepdims)
+    def argmax(self, axis: Any = None, keepdims: bool = False) -> Array:
+        return _m("argmax")(self, axis=axis, keepdims=keepdims)
+    def argmin(self, axis: Any = None, keepdims: bool = False) -> Array:
+        return _m("argmin")(self, axis=axis, keepdims=keepdims)
+    def var(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Array:
+        return _m("var")(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    def std(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Array:
+        return _m("std")(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    def cumsum(self, axis: Any = None) -> Array: return _m("cumsum")(self, axis=axis)
+    def clip(self, min: Any = None, max: Any = None) -> Array:
+        return _m("clip")(self, min, max)
+    def round(self, decimals: int = 0) -> Array: return _m("round")(self, decimals)
+
+
+class DeviceValue(Protocol):
+    """A device buffer as the backend provides it (``fcore.backend``)."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+    @property
+    def dtype(self) -> np.dtype[Any]: ...
+
+    def to_numpy(self) -> np.ndarray[Any, Any]: ...
+
+    def block_until_ready(self) -> object: ...
+
+
+class ArrayImpl(Array):
+    """A concrete array: host NumPy data and/or a device buffer, plus a weak-type flag.
+
+    Eager operations compute on the host copy; jitted calls run on the device copy.
+    Whichever is missing is made on first use and kept (the value never changes).
+    """
+
+    __slots__ = ("_np", "_device", "_weak")
+
+    def __init__(
+        self,
+        value: np.ndarray[Any, Any] | None,
+        weak_type: bool = False,
+        device: DeviceValue | None = None,
+    ) -> None:
+        self._np = value
+        self._device = device
+        self._weak = weak_type
+
+    @property
+    def aval(self) -> ShapedArray:
+        host = self._np
+        if host is not None:
+            return shaped_array(host.shape, host.dtype, self._weak)
+        return self._device_aval()
+
+    def _device_aval(self) -> ShapedArray:
+        dev = self._device
+        assert dev is not None
+        return shaped_array(tuple(dev.shape), np.dtype(dev.dtype), self._weak)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        host = self._np
+        return host.shape if host is not None else self.aval.shape
+
+    @property
+    def dtype(self) -> DType:
+        host = self._np
+        return host.dtype if host is not None else self.aval.dtype
+
+    @property
+    def weak_type(self) -> bool:
+        return self._weak
+
+    def host(self) -> np.ndarray[Any, Any]:
+        """The value as a read-only NumPy array (copied from the device once)."""
+        host = self._np
+        if host is None:
+            assert self._device is not None
+            host = self._device.to_numpy()
+            self._np = host
+        return host
+
+    def device_buffer(self) -> DeviceValue | None:
+        return self._device
+
+    def set_device_buffer(self, buf: DeviceValue) -> None:
+        """Cache the device copy of this (immutable) value."""
+        self._device = buf
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
+        host = self.host()
+        if dtype is not None and np.dtype(dtype) != host.dtype:
+            return host.astype(dtype)
+        return host.copy() if copy else host
+
+    def block_until_ready(self) -> ArrayImpl:
+        if self._device is not None:
+            self._device.block_until_ready()
+        return self
+
+    def __bool__(self) -> bool:
+        return bool(self.host())
+
+    def __int__(self) -> int:
+        return int(self.host())
+
+    def __float__(self) -> float:
+        return float(self.host())
+
+    def __complex__(self) -> complex:
+        return complex(self.host())
+
+    def __index__(self) -> int:
+        return self.host().__index__()
+
+    def item(self) -> Any:
+        return self.host().item()
+
+    def tolist(self) -> Any:
+        return self.host().tolist()
+
+    def __format__(self, spec: str) -> str:
+        return format(self.host().item() if self.ndim == 0 else self.host(), spec)
+
+    def __repr__(self) -> str:
+        from fcore.ir.dtypes import dtype_name
+
+        host = self.host()
+        prefix = "Array("
+        body = np.array2string(host, separator=", ", prefix=prefix)
+        extra = ", weak_type=True" if self._weak else ""
+        return f"{prefix}{body}, dtype={dtype_name(host.dtype)}{extra})"
+
+    def __str__(self) -> str:
+        return str(self.host())

@@ -1,0 +1,114 @@
+"""Eager evaluation: the default handler runs each primitive's impl on NumPy."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from fcore import config
+from fcore.errors import UnexpectedTracerError
+from fcore.interpreters.array import ArrayImpl
+from fcore.interpreters.trace import Trace, Tracer
+from fcore.ir import dtypes
+from fcore.ir.avals import ShapedArray
+from fcore.ir.core import Literal
+from fcore.ir.params import ParamValue
+from fcore.ir.primitive import Primitive
+
+
+def to_numpy_arg(x: object) -> tuple[np.ndarray[Any, Any], bool]:
+    """A concrete operand as (NumPy array of canonical dtype, weak_type)."""
+    if type(x) is ArrayImpl:
+        return x.host(), x._weak
+    if type(x) is Literal:
+        return np.asarray(x.val), x.aval.weak_type
+    if isinstance(x, np.ndarray):
+        dt = dtypes.canonicalize_dtype(x.dtype)
+        return (x if dt == x.dtype else x.astype(dt)), False
+    if isinstance(x, (bool, int, float, complex)):
+        return np.asarray(x, dtypes.python_scalar_dtype(x)), not isinstance(x, bool)
+    if isinstance(x, np.generic):
+        dt = dtypes.canonicalize_dtype(x.dtype)
+        return np.asarray(x, dt), False
+    if isinstance(x, ArrayImpl):
+        return x.host(), x._weak
+    if isinstance(x, Tracer):
+        x._trace.check_alive()
+        raise UnexpectedTracerError(
+            f"Encountered an unexpected tracer {x!r} outside of the transformation that created it "
+            f"({x._trace.description})."
+        )
+    raise TypeError(f"value of type {type(x).__name__} is not a valid fcore array: {x!r}")
+
+
+def aval_of_concrete(x: object) -> ShapedArray:
+    arr, weak = to_numpy_arg(x)
+    return ShapedArray(arr.shape, arr.dtype, weak)
+
+
+class EvalTrace(Trace):
+    """Runs ``impl`` rules eagerly; results are ``ArrayImpl`` s."""
+
+    __slots__ = ()
+
+    def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:
+        vals = []
+        weaks = []
+        for a in args:
+            v, w = to_numpy_arg(a)
+            vals.append(v)
+            weaks.append(w)
+        impl = prim.impl_rule
+        if impl is None:
+            raise NotImplementedError(f"primitive '{prim.name}' has no eager implementation (impl rule)")
+        out = impl(*vals, **params)
+        if prim.multiple_results:
+            outs = [np.asarray(o) for o in out]
+            out_weak = self._out_weak_types(prim, vals, weaks, params, len(outs))
+            result = [ArrayImpl(o, w) for o, w in zip(outs, out_weak)]
+            if config.verify_enabled():
+                _check_impl(prim, vals, weaks, params, outs, out_weak)
+            return result
+        o = np.asarray(out)
+        (w,) = self._out_weak_types(prim, vals, weaks, params, 1)
+        if config.verify_enabled():
+            _check_impl(prim, vals, weaks, params, [o], [w])
+        return ArrayImpl(o, w)
+
+    @staticmethod
+    def _out_weak_types(
+        prim: Primitive, vals: list[np.ndarray[Any, Any]], weaks: list[bool], params: dict[str, ParamValue], n: int
+    ) -> list[bool]:
+        rule = prim.weak_type_rule
+        if rule is not None:
+            return [rule(weaks, params)] * n
+        if not any(weaks):
+            return [False] * n
+        avals = [ShapedArray(v.shape, v.dtype, w) for v, w in zip(vals, weaks)]
+        return [a.weak_type for a in prim.abstract_eval(avals, params)]
+
+
+def _check_impl(
+    prim: Primitive,
+    vals: list[np.ndarray[Any, Any]],
+    weaks: list[bool],
+    params: dict[str, ParamValue],
+    outs: list[np.ndarray[Any, Any]],
+    out_weak: list[bool],
+) -> None:
+    """Verify-each for eager mode: impl results must match abstract evaluation."""
+    if prim.abstract_eval_rule is None:
+        return
+    avals = [ShapedArray(v.shape, v.dtype, w) for v, w in zip(vals, weaks)]
+    expected = prim.abstract_eval(avals, params)
+    got = [ShapedArray(o.shape, o.dtype, w) for o, w in zip(outs, out_weak)]
+    if got != expected:
+        raise AssertionError(
+            f"impl of {prim.name} returned {[g.str_short() for g in got]} but abstract eval says "
+            f"{[e.str_short() for e in expected]} for inputs {[a.str_short() for a in avals]}, params {params}"
+        )
+
+
+EVAL_TRACE = EvalTrace("eager evaluation")

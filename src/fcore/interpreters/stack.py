@@ -1,0 +1,65 @@
+"""The trace stack: the current trace lives in a ``ContextVar`` (never a module global).
+
+Entering a transformation is a ``with trace_scope(trace)`` block, which sets the
+variable and always resets it, so an exception cannot leave a stale handler behind;
+leaving the block also retires the trace so leaked tracers are detected. Each
+thread and each asyncio task has its own current trace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+from typing import Any
+
+from fcore.interpreters.eval import EVAL_TRACE
+from fcore.interpreters.trace import Trace, user_location
+from fcore.ir import primitive as _primitive
+from fcore.ir.params import ParamValue
+from fcore.ir.primitive import Primitive
+
+_current_trace: ContextVar[Trace] = ContextVar("fcore_current_trace", default=EVAL_TRACE)
+
+
+def current_trace() -> Trace:
+    return _current_trace.get()
+
+
+@contextlib.contextmanager
+def set_current_trace(trace: Trace) -> Iterator[Trace]:
+    """Make ``trace`` handle binds inside the block (does not retire it afterwards)."""
+    token = _current_trace.set(trace)
+    try:
+        yield trace
+    finally:
+        _current_trace.reset(token)
+
+
+@contextlib.contextmanager
+def trace_scope(trace: Trace) -> Iterator[Trace]:
+    """Run a transformation's body under ``trace``, then retire the trace."""
+    trace.created_at = user_location()
+    token = _current_trace.set(trace)
+    try:
+        yield trace
+    finally:
+        _current_trace.reset(token)
+        trace.alive = False
+
+
+def bind(prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:
+    """``bind`` is an effect: the current trace handles it."""
+    return _current_trace.get().process_primitive(prim, args, params)
+
+
+def bind_with_trace(trace: Trace, prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:
+    """Bind under ``trace`` (a parent), with ``trace`` current while its rules run."""
+    token = _current_trace.set(trace)
+    try:
+        return trace.process_primitive(prim, args, params)
+    finally:
+        _current_trace.reset(token)
+
+
+_primitive.install_bind(bind)

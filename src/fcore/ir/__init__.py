@@ -1,0 +1,1 @@
+"""fcore's intermediate representation: dtypes, abstract values, jaxprs."""

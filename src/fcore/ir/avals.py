@@ -1,0 +1,82 @@
+"""Abstract values: what a tracer or a jaxpr variable knows about an array."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from fcore.ir import dtypes
+from fcore.ir.dtypes import DType
+
+Shape = tuple[int, ...]
+
+
+@attrs.frozen(slots=True, repr=False, cache_hash=True)
+class ShapedArray:
+    """An array's shape, dtype and weak-type flag (JAX's ``ShapedArray``).
+
+    A *weak* type is the type of a Python scalar: it adopts the precision of
+    whatever array it meets in a binary operation (SPEC §3.3).
+    """
+
+    shape: Shape = attrs.field(converter=tuple)
+    dtype: DType = attrs.field(converter=np.dtype)
+    weak_type: bool = False
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def str_short(self) -> str:
+        """``f32[3,4]``, with ``{weak}`` appended for weak types so that text round-trips."""
+        text = f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+        return text + "{weak}" if self.weak_type else text
+
+    def strip_weak_type(self) -> ShapedArray:
+        return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
+
+    def update(
+        self, shape: Shape | None = None, dtype: Any = None, weak_type: bool | None = None
+    ) -> ShapedArray:
+        return ShapedArray(
+            self.shape if shape is None else shape,
+            self.dtype if dtype is None else dtype,
+            self.weak_type if weak_type is None else weak_type,
+        )
+
+    def replace(self, **changes: Any) -> ShapedArray:
+        return attrs.evolve(self, **changes)
+
+    def __str__(self) -> str:
+        return self.str_short()
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({dtypes.dtype_name(self.dtype)}[{','.join(map(str, self.shape))}]{weak})"
+
+
+_aval_cache: dict[tuple[Shape, DType, bool], ShapedArray] = {}
+
+
+def shaped_array(shape: Shape, dtype: DType, weak_type: bool = False) -> ShapedArray:
+    """An interned ``ShapedArray``: tracing long programs reuses one aval per type.
+
+    Interning is invisible (avals are immutable values) and keeps the memory per
+    equation low.
+    """
+    key = (shape, dtype, weak_type)
+    aval = _aval_cache.get(key)
+    if aval is None:
+        aval = ShapedArray(shape, dtype, weak_type)
+        if len(_aval_cache) < 65536:
+            _aval_cache[key] = aval
+    return aval

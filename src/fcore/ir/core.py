@@ -1,0 +1,309 @@
+"""The IR: variables, literals, equations, jaxprs and closed jaxprs — frozen values.
+
+Variables have identity (two ``Var`` s with the same aval are different variables);
+jaxprs compare and hash *structurally*, up to a consistent renaming of variables.
+Names are assigned when printing, never stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Union
+
+import attrs
+import numpy as np
+from typing_extensions import TypeAlias
+
+from fcore.ir import dtypes
+from fcore.ir.avals import ShapedArray
+from fcore.ir.params import EMPTY_PARAMS, Params, ParamValue, make_params
+from fcore.ir.primitive import Primitive
+
+if TYPE_CHECKING:
+    from fcore.ir.typecheck import JaxprType
+
+
+@attrs.frozen(slots=True, eq=False, repr=False)
+class Var:
+    """A variable: identity-compared, typed by its aval."""
+
+    aval: ShapedArray
+
+    def __repr__(self) -> str:
+        return f"Var({self.aval.str_short()})"
+
+    def replace(self, **changes: Any) -> Var:
+        return attrs.evolve(self, **changes)
+
+
+LiteralScalar: TypeAlias = Union[bool, int, float, complex]
+
+
+def _literal_key(val: np.generic, aval: ShapedArray) -> tuple[object, ...]:
+    # Bytes, not values: NaN literals must equal themselves and -0.0 differ from 0.0.
+    return (aval, np.asarray(val, aval.dtype).tobytes())
+
+
+@attrs.frozen(slots=True, eq=False, repr=False)
+class Literal:
+    """A scalar constant written inline in an equation (``2.0:f32[]``)."""
+
+    val: np.generic
+    aval: ShapedArray
+
+    @staticmethod
+    def of(value: LiteralScalar | np.generic | np.ndarray[Any, Any], aval: ShapedArray) -> Literal:
+        if aval.shape != ():
+            raise ValueError(f"literals must be scalars, got aval {aval.str_short()}")
+        arr = np.asarray(value, dtype=aval.dtype)
+        return Literal(arr[()], aval)
+
+    def key(self) -> tuple[object, ...]:
+        return _literal_key(self.val, self.aval)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Literal):
+            return NotImplemented
+        return self.key() == other.key()
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+    def format_value(self) -> str:
+        return format_scalar(self.val, self.aval.dtype)
+
+    def __repr__(self) -> str:
+        return f"Literal({self.format_value()}:{self.aval.str_short()})"
+
+    def __str__(self) -> str:
+        return f"{self.format_value()}:{self.aval.str_short()}"
+
+    def replace(self, **changes: Any) -> Literal:
+        return attrs.evolve(self, **changes)
+
+
+def format_scalar(val: object, dtype: dtypes.DType) -> str:
+    """Python-like text of a scalar that the parser reads back exactly."""
+    arr = np.asarray(val, dtype)
+    if dtypes.is_bool(dtype):
+        return "True" if bool(arr) else "False"
+    if dtypes.is_integer(dtype):
+        return str(int(arr))
+    if dtypes.is_complex(dtype):
+        c = complex(arr)
+        sign = "-" if c.imag < 0 else "+"
+        return f"({_format_float(c.real)}{sign}{_format_float(abs(c.imag))}j)"
+    return _format_float(float(arr.astype(np.float64)))
+
+
+def _format_float(x: float) -> str:
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return repr(x)
+
+
+Atom: TypeAlias = Union[Var, Literal]
+
+
+@attrs.frozen(slots=True, repr=False)
+class JaxprEqn:
+    """One equation ``outvars = primitive[params] invars``."""
+
+    primitive: Primitive
+    invars: tuple[Atom, ...]
+    outvars: tuple[Var, ...]
+    params: Params = EMPTY_PARAMS
+
+    def replace(self, **changes: Any) -> JaxprEqn:
+        if "params" in changes:
+            changes["params"] = make_params(changes["params"])
+        return attrs.evolve(self, **changes)
+
+    def __repr__(self) -> str:
+        from fcore.ir.printer import pp_eqn_standalone
+
+        return pp_eqn_standalone(self)
+
+
+def new_eqn(
+    primitive: Primitive,
+    invars: Sequence[Atom],
+    outvars: Sequence[Var],
+    params: Params | dict[str, ParamValue] | None = None,
+) -> JaxprEqn:
+    return JaxprEqn(primitive, tuple(invars), tuple(outvars), make_params(params or EMPTY_PARAMS))
+
+
+@attrs.frozen(slots=True, eq=False, repr=False)
+class Jaxpr:
+    """An open jaxpr: ``{ lambda constvars ; invars . let eqns in outvars }``.
+
+    Equality and hashing are structural (alpha-equivalence), computed in one linear
+    pass and cached.
+    """
+
+    constvars: tuple[Var, ...]
+    invars: tuple[Var, ...]
+    outvars: tuple[Atom, ...]
+    eqns: tuple[JaxprEqn, ...]
+    _key: list[tuple[object, ...]] = attrs.field(factory=list, init=False, repr=False)
+
+    def structural_key(self) -> tuple[object, ...]:
+        """A value equal for alpha-equivalent jaxprs (variables numbered by binding order)."""
+        cached = self._key
+        if not cached:
+            cached.append(_structural_key(self))
+        return cached[0]
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Jaxpr):
+            return NotImplemented
+        return self.structural_key() == other.structural_key()
+
+    def __hash__(self) -> int:
+        return hash(self.structural_key())
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.invars]
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.outvars]
+
+    def replace(self, **changes: Any) -> Jaxpr:
+        for name in ("constvars", "invars", "outvars", "eqns"):
+            if name in changes:
+                changes[name] = tuple(changes[name])
+        return attrs.evolve(self, **changes)
+
+    def fingerprint(self) -> str:
+        """A hex digest stable across processes: equal for alpha-equivalent jaxprs."""
+        return hashlib.sha256(str(self).encode()).hexdigest()
+
+    def __str__(self) -> str:
+        from fcore.ir.printer import pp_jaxpr
+
+        return pp_jaxpr(self)
+
+    __repr__ = __str__
+
+    def pretty_print(self) -> str:
+        return str(self)
+
+    def typecheck(self) -> JaxprType:
+        from fcore.ir.typecheck import typecheck
+
+        return typecheck(self)
+
+
+def make_jaxpr_value(
+    constvars: Sequence[Var], invars: Sequence[Var], outvars: Sequence[Atom], eqns: Sequence[JaxprEqn]
+) -> Jaxpr:
+    return Jaxpr(tuple(constvars), tuple(invars), tuple(outvars), tuple(eqns))
+
+
+def _structural_key(jaxpr: Jaxpr) -> tuple[object, ...]:
+    numbers: dict[int, int] = {}
+
+    def bind(v: Var) -> int:
+        n = len(numbers)
+        numbers[id(v)] = n
+        return n
+
+    def use(a: Atom) -> object:
+        if isinstance(a, Literal):
+            return a.key()
+        n = numbers.get(id(a))
+        return ("free", id(a)) if n is None else n
+
+    header = (
+        tuple((bind(v), v.aval) for v in jaxpr.constvars),
+        tuple((bind(v), v.aval) for v in jaxpr.invars),
+    )
+    eqn_keys = []
+    for e in jaxpr.eqns:
+        ins = tuple(use(a) for a in e.invars)
+        outs = tuple((bind(v), v.aval) for v in e.outvars)
+        eqn_keys.append((e.primitive.name, id(e.primitive), ins, outs, e.params))
+    return (header, tuple(eqn_keys), tuple(use(a) for a in jaxpr.outvars))
+
+
+class ConstValue(Protocol):
+    """What a closed jaxpr's constant must offer: a shape and a dtype."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+    @property
+    def dtype(self) -> np.dtype[Any]: ...
+
+
+@attrs.frozen(slots=True, eq=False, repr=False)
+class ClosedJaxpr:
+    """A jaxpr with values for its constvars."""
+
+    jaxpr: Jaxpr
+    consts: tuple[Any, ...] = ()
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return self.jaxpr.in_avals
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return self.jaxpr.out_avals
+
+    @property
+    def eqns(self) -> tuple[JaxprEqn, ...]:
+        return self.jaxpr.eqns
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, ClosedJaxpr):
+            return NotImplemented
+        if self.jaxpr != other.jaxpr or len(self.consts) != len(other.consts):
+            return False
+        return all(_const_equal(a, b) for a, b in zip(self.consts, other.consts))
+
+    def __hash__(self) -> int:
+        return hash((self.jaxpr, len(self.consts)))
+
+    def replace(self, **changes: Any) -> ClosedJaxpr:
+        if "consts" in changes:
+            changes["consts"] = tuple(changes["consts"])
+        return attrs.evolve(self, **changes)
+
+    def fingerprint(self) -> str:
+        """Stable digest of the jaxpr and the constant values."""
+        h = hashlib.sha256(str(self.jaxpr).encode())
+        for c in self.consts:
+            arr = np.asarray(c)
+            h.update(str((arr.dtype, arr.shape)).encode())
+            h.update(arr.tobytes())
+        return h.hexdigest()
+
+    def __str__(self) -> str:
+        return str(self.jaxpr)
+
+    __repr__ = __str__
+
+    def pretty_print(self) -> str:
+        return str(self.jaxpr)
+
+
+def _const_equal(a: object, b: object) -> bool:
+    if a is b:
+        return True
+    try:
+        x, y = np.asarray(a), np.asarray(b)
+    except Exception:
+        return False
+    return x.dtype == y.dtype and x.shape == y.shape and bool(np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"))

@@ -1,0 +1,105 @@
+"""Equation parameters: an immutable, hashable mapping of typed values.
+
+Principle 8 of the design: params are typed, not ``dict[str, Any]``. A parameter
+value is one of the few kinds listed in ``ParamValue``; nested jaxprs are values too.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Union
+
+import numpy as np
+from typing_extensions import TypeAlias
+
+if TYPE_CHECKING:
+    from fcore.ir.core import ClosedJaxpr, Jaxpr
+
+
+class ParamStruct:
+    """Base for frozen attrs classes used as parameter values (e.g. gather dimension numbers).
+
+    Subclasses must be hashable and comparable, and print as ``Name(field=value, ...)``.
+    """
+
+    __slots__ = ()
+
+
+ParamValue: TypeAlias = Union[
+    None,
+    bool,
+    int,
+    float,
+    complex,
+    str,
+    "np.dtype[Any]",
+    enum.Enum,
+    "Jaxpr",
+    "ClosedJaxpr",
+    ParamStruct,
+    tuple["ParamValue", ...],
+]
+
+
+class Params(Mapping[str, ParamValue]):
+    """A frozen ``str -> ParamValue`` mapping; equal and hashable by content."""
+
+    __slots__ = ("_items", "_hash")
+
+    _items: dict[str, ParamValue]
+    _hash: int | None
+
+    def __init__(self, items: Mapping[str, ParamValue] | None = None) -> None:
+        object.__setattr__(self, "_items", dict(items) if items else {})
+        object.__setattr__(self, "_hash", None)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Params is immutable")
+
+    def __getitem__(self, key: str) -> ParamValue:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash(tuple(sorted(self._items.items(), key=lambda kv: kv[0])))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Params):
+            return NotImplemented
+        return self._items == other._items
+
+    def replace(self, **changes: ParamValue) -> Params:
+        new = dict(self._items)
+        new.update(changes)
+        return Params(new)
+
+    def as_dict(self) -> dict[str, ParamValue]:
+        """A fresh mutable copy, e.g. for ``rule(**params.as_dict())``."""
+        return dict(self._items)
+
+    def __repr__(self) -> str:
+        return f"Params({self._items!r})"
+
+
+EMPTY_PARAMS = Params()
+
+
+def make_params(params: Mapping[str, ParamValue]) -> Params:
+    """Share one empty ``Params`` between all parameterless equations."""
+    if not params:
+        return EMPTY_PARAMS
+    if isinstance(params, Params):
+        return params
+    return Params(params)

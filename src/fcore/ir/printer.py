@@ -1,0 +1,149 @@
+"""Jaxpr text in JAX's format, printed iteratively (10⁵ equations need no recursion).
+
+Variable names are assigned here, in binding order (``a … z, ba, bb …``), fresh in
+each nested jaxpr; nothing about names is stored in the IR. A jaxpr that fits in
+80 columns is printed on one line, as JAX does.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+
+import numpy as np
+
+from fcore.ir import dtypes
+from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from fcore.ir.params import ParamStruct, ParamValue
+
+_WIDTH = 80
+_INDENT = "    "
+
+
+def encode_name(n: int) -> str:
+    """``0 -> a``, ``25 -> z``, ``26 -> ba`` (JAX's alphabetic numbering)."""
+    s = ""
+    while not s or n:
+        n, i = divmod(n, 26)
+        s = chr(97 + i) + s
+    return s
+
+
+class _Names:
+    __slots__ = ("names",)
+
+    def __init__(self) -> None:
+        self.names: dict[int, str] = {}
+
+    def bind(self, v: Var) -> str:
+        name = encode_name(len(self.names))
+        self.names[id(v)] = name
+        return f"{name}:{v.aval.str_short()}"
+
+    def use(self, a: Atom) -> str:
+        if isinstance(a, Literal):
+            return str(a)
+        name = self.names.get(id(a))
+        if name is None:  # unbound: printed distinctly so ill-typed jaxprs stay readable
+            name = f"?{encode_name(len(self.names))}"
+            self.names[id(a)] = name
+        return name
+
+
+def pp_param_value(value: ParamValue, indent: str) -> str:
+    """Python-like text for a parameter value; nested jaxprs printed as blocks."""
+    if isinstance(value, ClosedJaxpr):
+        return _pp_jaxpr(value.jaxpr, indent)
+    if isinstance(value, Jaxpr):
+        return _pp_jaxpr(value, indent)
+    if isinstance(value, tuple):
+        if any(isinstance(v, (Jaxpr, ClosedJaxpr)) for v in value):
+            inner = indent + "  "
+            items = [inner + pp_param_value(v, inner) for v in value]
+            return "(\n" + "\n".join(items) + "\n" + indent + ")"
+        if len(value) == 1:
+            return f"({pp_param_value(value[0], indent)},)"
+        return "(" + ", ".join(pp_param_value(v, indent) for v in value) + ")"
+    if isinstance(value, np.dtype):
+        return dtypes.dtype_name(value)
+    if isinstance(value, enum.Enum):
+        return f"{type(value).__name__}.{value.name}"
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, float):
+        return repr(value) if np.isfinite(value) else str(value)
+    if isinstance(value, ParamStruct):
+        return repr(value)
+    return str(value)
+
+
+def _pp_params(eqn: JaxprEqn, indent: str) -> str:
+    if not eqn.params:
+        return ""
+    inner = indent + "  "
+    items = [f"{k}={pp_param_value(eqn.params[k], inner)}" for k in sorted(eqn.params)]
+    flat = " ".join(items)
+    if "\n" not in flat and len(flat) + len(indent) <= _WIDTH:
+        return f"[{flat}]"
+    return "[\n" + "".join(f"{inner}{item}\n" for item in items) + indent + "]"
+
+
+def _pp_eqn(eqn: JaxprEqn, names: _Names, indent: str) -> str:
+    ins = " ".join(names.use(a) for a in eqn.invars)
+    params = _pp_params(eqn, indent)
+    outs = " ".join(names.bind(v) for v in eqn.outvars) if eqn.outvars else "_"
+    rhs = f"{eqn.primitive.name}{params}"
+    return f"{outs} = {rhs} {ins}" if ins else f"{outs} = {rhs}"
+
+
+def _pp_outvars(outvars: Iterable[Atom], names: _Names) -> str:
+    outs = [names.use(a) for a in outvars]
+    return "(" + ", ".join(outs) + ("," if len(outs) == 1 else "") + ")"
+
+
+def _pp_jaxpr(jaxpr: Jaxpr, indent: str) -> str:
+    names = _Names()
+    consts = " ".join(names.bind(v) for v in jaxpr.constvars)
+    invars = " ".join(names.bind(v) for v in jaxpr.invars)
+    head = f"{{ lambda {consts}; {invars}. let"
+    body_indent = indent + _INDENT
+    eqns = [_pp_eqn(e, names, body_indent) for e in jaxpr.eqns]
+    outs = _pp_outvars(jaxpr.outvars, names)
+    flat = f"{head} {'; '.join(eqns)} in {outs} }}" if eqns else f"{head} in {outs} }}"
+    if len(flat) + len(indent) <= _WIDTH and "\n" not in flat:
+        return flat
+    lines = [head]
+    lines.extend(body_indent + e for e in eqns)
+    lines.append(f"{indent}  in {outs} }}")
+    return "\n".join(lines)
+
+
+def pp_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> str:
+    """The text of a jaxpr (constvars are printed, their values are not)."""
+    if isinstance(jaxpr, ClosedJaxpr):
+        jaxpr = jaxpr.jaxpr
+    return _pp_jaxpr(jaxpr, "")
+
+
+def pp_eqn_in(jaxpr: Jaxpr, index: int) -> str:
+    """Equation ``index`` of ``jaxpr`` with the names it has when the whole jaxpr is printed."""
+    names = _Names()
+    for v in jaxpr.constvars:
+        names.bind(v)
+    for v in jaxpr.invars:
+        names.bind(v)
+    for i, e in enumerate(jaxpr.eqns):
+        if i == index:
+            return _pp_eqn(e, names, _INDENT)
+        for v in e.outvars:
+            names.bind(v)
+    raise IndexError(index)
+
+
+def pp_eqn_standalone(eqn: JaxprEqn) -> str:
+    """An equation on its own (inputs named in order of appearance)."""
+    names = _Names()
+    for a in eqn.invars:
+        if isinstance(a, Var):
+            names.bind(a)
+    return _pp_eqn(eqn, names, "")

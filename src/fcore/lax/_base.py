@@ -1,0 +1,85 @@
+"""Shared helpers for defining primitive families: operand conversion and shape rules."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Union
+
+import numpy as np
+from typing_extensions import TypeAlias, TypeGuard
+
+from fcore.interpreters.array import Array, ArrayImpl
+from fcore.ir import dtypes
+from fcore.ir.avals import ShapedArray
+from fcore.ir.dtypes import DType
+
+#: What lax functions accept: fcore arrays (concrete or traced), NumPy values, Python scalars.
+ArrayLike: TypeAlias = Union[Array, np.ndarray[Any, Any], np.generic, bool, int, float, complex]
+PYTHON_SCALARS = (bool, int, float, complex)
+
+
+def dtype_of(x: ArrayLike) -> DType:
+    if isinstance(x, (Array, np.ndarray, np.generic)):
+        return dtypes.canonicalize_dtype(x.dtype)
+    return dtypes.python_scalar_dtype(x)
+
+
+def shape_of(x: ArrayLike) -> tuple[int, ...]:
+    if isinstance(x, (Array, np.ndarray, np.generic)):
+        return tuple(x.shape)
+    return ()
+
+
+def weak_scalar(value: bool | int | float | complex, dtype: DType) -> ArrayImpl:
+    """A Python scalar as a weakly typed 0-d array of ``dtype`` (staged as a literal)."""
+    return ArrayImpl(np.asarray(value, dtype), not isinstance(value, bool))
+
+
+def match_scalars(x: ArrayLike, y: ArrayLike) -> tuple[ArrayLike, ArrayLike]:
+    """Give a Python-scalar operand the dtype of the other operand (weakly typed)."""
+    if is_python_scalar(y) and not is_python_scalar(x):
+        y = weak_scalar(y, dtype_of(x))
+    elif is_python_scalar(x) and not is_python_scalar(y):
+        x = weak_scalar(x, dtype_of(y))
+    return x, y
+
+
+def is_python_scalar(x: object) -> TypeGuard[bool | int | float | complex]:
+    """True for Python's own scalars (not NumPy scalars, which subclass ``float``)."""
+    return type(x) in PYTHON_SCALARS
+
+
+def broadcast_shapes_scalar(name: str, avals: Sequence[ShapedArray]) -> tuple[int, ...]:
+    """Elementwise shape rule: equal shapes, where rank-0 operands broadcast (as in JAX)."""
+    shape: tuple[int, ...] = ()
+    for a in avals:
+        if a.shape == ():
+            continue
+        if shape == ():
+            shape = a.shape
+        elif a.shape != shape:
+            raise TypeError(
+                f"{name} got incompatible shapes for broadcasting: "
+                + ", ".join(str(tuple(b.shape)) for b in avals)
+                + " (dtypes " + ", ".join(dtypes.dtype_name(b.dtype) for b in avals) + ")"
+            )
+    return shape
+
+
+def same_dtypes(name: str, avals: Sequence[ShapedArray]) -> DType:
+    dt = avals[0].dtype
+    for a in avals[1:]:
+        if a.dtype != dt:
+            raise TypeError(
+                f"lax.{name} requires arguments to have the same dtypes, got "
+                + ", ".join(dtypes.dtype_name(b.dtype) for b in avals)
+                + f" (shapes {', '.join(str(b.shape) for b in avals)}). "
+                "(Tip: the fcore.numpy function does automatic type promotion on inputs.)"
+            )
+    return dt
+
+
+def normalize_axis(axis: int, ndim: int, name: str) -> int:
+    if not -ndim <= axis < max(ndim, 1):
+        raise ValueError(f"{name}: axis {axis} is out of bounds for an array of rank {ndim}")
+    return axis % ndim if ndim else 0

@@ -1,0 +1,464 @@
+"""Elementwise primitives: for each, the user function, abstract eval and eager impl.
+
+Rules for transformations (jvp, transpose, batching, lowering) live next to these,
+in this file, as each transformation is added.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from fcore.interpreters.array import Array
+from fcore.ir import dtypes
+from fcore.ir.avals import ShapedArray, shaped_array
+from fcore.ir.dtypes import DType
+from fcore.ir.params import ParamValue
+from fcore.ir.primitive import Primitive
+from fcore.lax._base import ArrayLike, broadcast_shapes_scalar, match_scalars, same_dtypes
+
+NpArray = np.ndarray[Any, Any]
+DtypeCheck = Callable[[DType], bool]
+
+
+def _accepts(kinds: str) -> DtypeCheck:
+    checks: dict[str, DtypeCheck] = {
+        "float": dtypes.is_floating,
+        "complex": dtypes.is_complex,
+        "int": dtypes.is_integer,
+        "bool": dtypes.is_bool,
+    }
+    selected = [checks[k] for k in kinds.split("|")]
+    return lambda dt: any(c(dt) for c in selected)
+
+
+_NUM = "float|complex|int"
+_INEXACT = "float|complex"
+_INTEGRAL = "int|bool"
+_ANY = "float|complex|int|bool"
+
+
+def _check_dtype(name: str, dt: DType, kinds: str) -> None:
+    if not _accepts(kinds)(dt):
+        raise TypeError(
+            f"{name} does not accept dtype {dtypes.dtype_name(dt)}. Accepted dtype kinds: {kinds.replace('|', ', ')}."
+        )
+
+
+def _nary_abstract_eval(name: str, kinds: str, out_dtype: DType | None = None) -> Callable[..., ShapedArray]:
+    def rule(*avals: ShapedArray, **params: ParamValue) -> ShapedArray:
+        dt = same_dtypes(name, avals)
+        _check_dtype(name, dt, kinds)
+        shape = broadcast_shapes_scalar(name, avals)
+        weak = all(a.weak_type for a in avals)
+        return shaped_array(shape, dt if out_dtype is None else out_dtype, weak and out_dtype is None)
+
+    return rule
+
+
+def _define(
+    name: str, arity: int, kinds: str, impl: Callable[..., NpArray], out_dtype: DType | None = None
+) -> Primitive:
+    p = Primitive(name, param_names=())
+    p.def_abstract_eval(_nary_abstract_eval(name, kinds, out_dtype))
+    p.def_impl(impl)
+    return p
+
+
+def _unary(name: str, kinds: str, impl: Callable[[NpArray], NpArray]) -> tuple[Primitive, Callable[[ArrayLike], Array]]:
+    p = _define(name, 1, kinds, impl)
+
+    def fn(x: ArrayLike) -> Array:
+        result: Array = p.bind(x)
+        return result
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` (``lax.{name}``)."
+    return p, fn
+
+
+def _binary(
+    name: str, kinds: str, impl: Callable[[NpArray, NpArray], NpArray], out_dtype: DType | None = None
+) -> tuple[Primitive, Callable[[ArrayLike, ArrayLike], Array]]:
+    p = _define(name, 2, kinds, impl, out_dtype)
+
+    def fn(x: ArrayLike, y: ArrayLike) -> Array:
+        x, y = match_scalars(x, y)
+        result: Array = p.bind(x, y)
+        return result
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` (``lax.{name}``); operands share a dtype, rank-0 operands broadcast."
+    return p, fn
+
+
+def _real_dtype(dt: DType) -> DType:
+    return np.dtype(np.real(np.zeros((), dt)).dtype)
+
+
+def _same_dtype(f: Callable[..., NpArray]) -> Callable[..., NpArray]:
+    """NumPy may widen (e.g. float16 ufunc loops); cast back to the input dtype."""
+
+    def impl(x: NpArray, *rest: NpArray) -> NpArray:
+        out = np.asarray(f(x, *rest))
+        return out if out.dtype == x.dtype else out.astype(x.dtype)
+
+    return impl
+
+
+def _int_div(x: NpArray, y: NpArray) -> NpArray:
+    if dtypes.is_integer(x.dtype):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.floor_divide(x, y)
+            r = np.remainder(x, y)
+            fix = (r != 0) & ((x < 0) != (y < 0))
+            return np.asarray(q + fix.astype(x.dtype))
+    return np.asarray(np.divide(x, y))
+
+
+def _rem(x: NpArray, y: NpArray) -> NpArray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(np.fmod(x, y))
+
+
+def _logistic(x: NpArray) -> NpArray:
+    with np.errstate(over="ignore"):
+        return np.asarray(1 / (1 + np.exp(-x)))
+
+
+def _rsqrt(x: NpArray) -> NpArray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(1 / np.sqrt(x))
+
+
+def _sign(x: NpArray) -> NpArray:
+    if dtypes.is_complex(x.dtype):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mag = np.abs(x)
+            return np.where(mag == 0, 0, x / np.where(mag == 0, 1, mag)).astype(x.dtype)
+    return np.asarray(np.sign(x))
+
+
+def _erf(x: NpArray) -> NpArray:
+    return np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64))
+
+
+def _quiet(f: Callable[..., NpArray]) -> Callable[..., NpArray]:
+    def impl(*args: NpArray) -> NpArray:
+        with np.errstate(all="ignore"):
+            return f(*args)
+
+    return impl
+
+
+neg_p, neg = _unary("neg", _NUM, _same_dtype(np.negative))
+sign_p, sign = _unary("sign", _NUM, _same_dtype(_sign))
+floor_p, floor = _unary("floor", "float", _same_dtype(np.floor))
+ceil_p, ceil = _unary("ceil", "float", _same_dtype(np.ceil))
+is_finite_p = _define("is_finite", 1, "float", np.isfinite, dtypes.bool_)
+exp_p, exp = _unary("exp", _INEXACT, _same_dtype(_quiet(np.exp)))
+exp2_p, exp2 = _unary("exp2", _INEXACT, _same_dtype(_quiet(np.exp2)))
+log_p, log = _unary("log", _INEXACT, _same_dtype(_quiet(np.log)))
+log1p_p, log1p = _unary("log1p", _INEXACT, _same_dtype(_quiet(np.log1p)))
+expm1_p, expm1 = _unary("expm1", _INEXACT, _same_dtype(_quiet(np.expm1)))
+tanh_p, tanh = _unary("tanh", _INEXACT, _same_dtype(np.tanh))
+logistic_p, logistic = _unary("logistic", _INEXACT, _same_dtype(_logistic))
+sin_p, sin = _unary("sin", _INEXACT, _same_dtype(np.sin))
+cos_p, cos = _unary("cos", _INEXACT, _same_dtype(np.cos))
+tan_p, tan = _unary("tan", _INEXACT, _same_dtype(np.tan))
+asin_p, asin = _unary("asin", _INEXACT, _same_dtype(_quiet(np.arcsin)))
+acos_p, acos = _unary("acos", _INEXACT, _same_dtype(_quiet(np.arccos)))
+atan_p, atan = _unary("atan", _INEXACT, _same_dtype(np.arctan))
+sinh_p, sinh = _unary("sinh", _INEXACT, _same_dtype(_quiet(np.sinh)))
+cosh_p, cosh = _unary("cosh", _INEXACT, _same_dtype(_quiet(np.cosh)))
+asinh_p, asinh = _unary("asinh", _INEXACT, _same_dtype(np.arcsinh))
+acosh_p, acosh = _unary("acosh", _INEXACT, _same_dtype(_quiet(np.arccosh)))
+atanh_p, atanh = _unary("atanh", _INEXACT, _same_dtype(_quiet(np.arctanh)))
+sqrt_p, sqrt = _unary("sqrt", _INEXACT, _same_dtype(_quiet(np.sqrt)))
+rsqrt_p, rsqrt = _unary("rsqrt", _INEXACT, _same_dtype(_rsqrt))
+cbrt_p, cbrt = _unary("cbrt", "float", _same_dtype(np.cbrt))
+erf_p, erf = _unary("erf", "float", _same_dtype(_erf))
+not_p, not_ = _unary("not", _INTEGRAL, _same_dtype(np.invert))
+
+add_p, add = _binary("add", _NUM, _same_dtype(np.add))
+sub_p, sub = _binary("sub", _NUM, _same_dtype(np.subtract))
+mul_p, mul = _binary("mul", _NUM, _same_dtype(np.multiply))
+div_p, div = _binary("div", _NUM, _same_dtype(_quiet(_int_div)))
+rem_p, rem = _binary("rem", _NUM, _same_dtype(_rem))
+pow_p, pow = _binary("pow", _INEXACT, _same_dtype(_quiet(np.power)))
+max_p, max = _binary("max", _ANY, _same_dtype(np.maximum))
+min_p, min = _binary("min", _ANY, _same_dtype(np.minimum))
+atan2_p, atan2 = _binary("atan2", "float", _same_dtype(np.arctan2))
+nextafter_p, nextafter = _binary("nextafter", "float", _same_dtype(np.nextafter))
+and_p, and_ = _binary("and", _INTEGRAL, _same_dtype(np.bitwise_and))
+or_p, or_ = _binary("or", _INTEGRAL, _same_dtype(np.bitwise_or))
+xor_p, xor = _binary("xor", _INTEGRAL, _same_dtype(np.bitwise_xor))
+eq_p, eq = _binary("eq", _ANY, np.equal, dtypes.bool_)
+ne_p, ne = _binary("ne", _ANY, np.not_equal, dtypes.bool_)
+lt_p, lt = _binary("lt", _NUM + "|bool", np.less, dtypes.bool_)
+le_p, le = _binary("le", _NUM + "|bool", np.less_equal, dtypes.bool_)
+gt_p, gt = _binary("gt", _NUM + "|bool", np.greater, dtypes.bool_)
+ge_p, ge = _binary("ge", _NUM + "|bool", np.greater_equal, dtypes.bool_)
+
+
+def is_finite(x: ArrayLike) -> Array:
+    """Elementwise ``isfinite`` (``lax.is_finite``)."""
+    result: Array = is_finite_p.bind(x)
+    return result
+
+
+def square(x: ArrayLike) -> Array:
+    return integer_pow(x, 2)
+
+
+def reciprocal(x: ArrayLike) -> Array:
+    return integer_pow(x, -1)
+
+
+# -- abs: complex inputs give real outputs ---------------------------------------------
+abs_p = Primitive("abs", param_names=())
+
+
+@abs_p.def_abstract_eval
+def _abs_abstract_eval(x: ShapedArray) -> ShapedArray:
+    _check_dtype("abs", x.dtype, _NUM)
+    return shaped_array(x.shape, _real_dtype(x.dtype), x.weak_type)
+
+
+@abs_p.def_impl
+def _abs_impl(x: NpArray) -> NpArray:
+    return np.asarray(np.abs(x)).astype(_real_dtype(x.dtype), copy=False)
+
+
+def abs(x: ArrayLike) -> Array:
+    """Elementwise absolute value (``lax.abs``)."""
+    result: Array = abs_p.bind(x)
+    return result
+
+
+# -- complex parts -------------------------------------------------------------------
+def _complex_part(name: str, fn: Callable[[NpArray], NpArray], real_out: bool) -> Primitive:
+    p = Primitive(name, param_names=())
+
+    @p.def_abstract_eval
+    def _(x: ShapedArray) -> ShapedArray:
+        _check_dtype(name, x.dtype, "complex")
+        out = _real_dtype(x.dtype) if real_out else x.dtype
+        return shaped_array(x.shape, out, x.weak_type)
+
+    p.def_impl(lambda x: np.asarray(fn(x)))
+    return p
+
+
+real_p = _complex_part("real", np.real, True)
+imag_p = _complex_part("imag", np.imag, True)
+conj_p = _complex_part("conj", np.conj, False)
+
+
+def real(x: ArrayLike) -> Array:
+    result: Array = real_p.bind(x)
+    return result
+
+
+def imag(x: ArrayLike) -> Array:
+    result: Array = imag_p.bind(x)
+    return result
+
+
+def conj(x: ArrayLike) -> Array:
+    result: Array = conj_p.bind(x)
+    return result
+
+
+complex_p = Primitive("complex", param_names=())
+
+
+@complex_p.def_abstract_eval
+def _complex_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    dt = same_dtypes("complex", (x, y))
+    _check_dtype("complex", dt, "float")
+    out = dtypes.complex128 if dt == dtypes.float64 else dtypes.complex64
+    return shaped_array(broadcast_shapes_scalar("complex", (x, y)), out, x.weak_type and y.weak_type)
+
+
+@complex_p.def_impl
+def _complex_impl(x: NpArray, y: NpArray) -> NpArray:
+    out = dtypes.complex128 if x.dtype == dtypes.float64 else dtypes.complex64
+    return np.asarray(x + 1j * y).astype(out)
+
+
+def complex(x: ArrayLike, y: ArrayLike) -> Array:
+    """``x + i y`` (``lax.complex``)."""
+    x, y = match_scalars(x, y)
+    result: Array = complex_p.bind(x, y)
+    return result
+
+
+# -- integer_pow[y] ------------------------------------------------------------------
+integer_pow_p = Primitive("integer_pow", param_names=("y",))
+
+
+@integer_pow_p.def_abstract_eval
+def _integer_pow_abstract_eval(x: ShapedArray, *, y: int) -> ShapedArray:
+    _check_dtype("integer_pow", x.dtype, _NUM)
+    if not isinstance(y, int):
+        raise TypeError(f"integer_pow requires an integer exponent, got {y!r}")
+    if y < 0 and dtypes.is_integer(x.dtype):
+        raise TypeError(f"integer_pow: negative exponent {y} is not allowed for integer dtype {x.dtype}")
+    return x
+
+
+@integer_pow_p.def_impl
+def _integer_pow_impl(x: NpArray, *, y: int) -> NpArray:
+    with np.errstate(all="ignore"):
+        if y == 0:
+            return np.ones_like(x)
+        out = np.asarray(x ** builtins.abs(y) if dtypes.is_integer(x.dtype) else np.power(x, np.asarray(builtins.abs(y), x.dtype)))
+        if y < 0:
+            out = np.asarray(1 / out)
+        return out.astype(x.dtype, copy=False)
+
+
+def integer_pow(x: ArrayLike, y: int) -> Array:
+    """``x ** y`` for a static Python integer ``y`` (``lax.integer_pow``)."""
+    result: Array = integer_pow_p.bind(x, y=y)
+    return result
+
+
+# -- round[rounding_method] ------------------------------------------------------------
+round_p = Primitive("round", param_names=("rounding_method",))
+
+
+@round_p.def_abstract_eval
+def _round_abstract_eval(x: ShapedArray, *, rounding_method: int) -> ShapedArray:
+    _check_dtype("round", x.dtype, "float")
+    return x
+
+
+@round_p.def_impl
+def _round_impl(x: NpArray, *, rounding_method: int) -> NpArray:
+    if rounding_method == 1:  # to nearest even
+        return np.asarray(np.round(x)).astype(x.dtype, copy=False)
+    return np.asarray(np.sign(x) * np.floor(np.abs(x) + np.asarray(0.5, x.dtype))).astype(x.dtype, copy=False)
+
+
+def round(x: ArrayLike, rounding_method: int = 0) -> Array:
+    """Round to integral values; ``rounding_method`` 0 = away from zero, 1 = to nearest even."""
+    result: Array = round_p.bind(x, rounding_method=int(rounding_method))
+    return result
+
+
+# -- select_n / clamp ------------------------------------------------------------------
+select_n_p = Primitive("select_n", param_names=())
+
+
+@select_n_p.def_abstract_eval
+def _select_n_abstract_eval(which: ShapedArray, *cases: ShapedArray) -> ShapedArray:
+    if not cases:
+        raise TypeError("select_n requires at least one case")
+    if not (dtypes.is_bool(which.dtype) or which.dtype == dtypes.int32):
+        raise TypeError(f"select_n predicate must be bool or int32, got {which.dtype}")
+    if dtypes.is_bool(which.dtype) and len(cases) > 2:
+        raise TypeError("select_n with a bool predicate takes at most two cases")
+    dt = same_dtypes("select_n", cases)
+    shape = cases[0].shape
+    for c in cases[1:]:
+        if c.shape != shape:
+            raise TypeError(f"select_n cases must have the same shapes, got {[c.shape for c in cases]}")
+    if which.shape not in ((), shape):
+        raise TypeError(f"select_n predicate shape {which.shape} must be scalar or equal to the case shape {shape}")
+    return shaped_array(shape, dt, all(c.weak_type for c in cases))
+
+
+@select_n_p.def_impl
+def _select_n_impl(which: NpArray, *cases: NpArray) -> NpArray:
+    if len(cases) == 1:
+        return cases[0]
+    if which.dtype == np.bool_:
+        return np.asarray(np.where(which, cases[1], cases[0]))
+    return np.asarray(np.choose(np.broadcast_to(which, cases[0].shape), cases))
+
+
+def select_n(which: ArrayLike, *cases: ArrayLike) -> Array:
+    """``cases[which]`` elementwise (``lax.select_n``); ``which`` is bool or int32."""
+    result: Array = select_n_p.bind(which, *cases)
+    return result
+
+
+clamp_p = Primitive("clamp", param_names=())
+
+
+@clamp_p.def_abstract_eval
+def _clamp_abstract_eval(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
+    dt = same_dtypes("clamp", (lo, x, hi))
+    _check_dtype("clamp", dt, _NUM)
+    for b in (lo, hi):
+        if b.shape not in ((), x.shape):
+            raise TypeError(f"clamp bounds must be scalars or have the operand's shape {x.shape}, got {b.shape}")
+    return x
+
+
+@clamp_p.def_impl
+def _clamp_impl(lo: NpArray, x: NpArray, hi: NpArray) -> NpArray:
+    return np.asarray(np.minimum(np.maximum(x, lo), hi)).astype(x.dtype, copy=False)
+
+
+def clamp(lo: ArrayLike, x: ArrayLike, hi: ArrayLike) -> Array:
+    """``min(max(x, lo), hi)`` (``lax.clamp``)."""
+    lo, x = match_scalars(lo, x)
+    hi, x = match_scalars(hi, x)
+    result: Array = clamp_p.bind(lo, x, hi)
+    return result
+
+
+# -- convert_element_type[new_dtype, weak_type] ------------------------------------------
+convert_element_type_p = Primitive("convert_element_type", param_names=("new_dtype", "weak_type"))
+
+
+@convert_element_type_p.def_abstract_eval
+def _convert_abstract_eval(x: ShapedArray, *, new_dtype: DType, weak_type: bool) -> ShapedArray:
+    return shaped_array(x.shape, new_dtype, weak_type)
+
+
+@convert_element_type_p.def_impl
+def _convert_impl(x: NpArray, *, new_dtype: DType, weak_type: bool) -> NpArray:
+    if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
+        x = np.real(x)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if dtypes.is_integer(new_dtype) and dtypes.is_floating(x.dtype):
+            info = np.iinfo(new_dtype)
+            x = np.nan_to_num(np.trunc(x), nan=0).clip(info.min, info.max)
+        return x.astype(new_dtype)
+
+
+convert_element_type_p.weak_type_rule = lambda weaks, params: bool(params["weak_type"])
+
+
+def convert_element_type(x: ArrayLike, new_dtype: Any, weak_type: bool = False) -> Array:
+    """Cast to ``new_dtype`` (canonicalized for the 64-bit mode), as ``lax.convert_element_type``."""
+    dt = dtypes.canonicalize_dtype(dtypes.to_dtype(new_dtype))
+    result: Array = convert_element_type_p.bind(x, new_dtype=dt, weak_type=bool(weak_type))
+    return result
+
+
+# -- stop_gradient ---------------------------------------------------------------------
+stop_gradient_p = Primitive("stop_gradient", param_names=())
+stop_gradient_p.def_abstract_eval(lambda x: x)
+stop_gradient_p.def_impl(lambda x: x)
+
+
+def stop_gradient(x: ArrayLike) -> Array:
+    """Identity whose derivative is zero."""
+    result: Array = stop_gradient_p.bind(x)
+    return result
+
+
+UNARY: Sequence[Primitive] = (
+    neg_p, sign_p, floor_p, ceil_p, is_finite_p, exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p,
+    logistic_p, sin_p, cos_p, tan_p, asin_p, acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p,
+    atanh_p, sqrt_p, rsqrt_p, cbrt_p, erf_p, not_p,
+)
