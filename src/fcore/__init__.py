@@ -8,7 +8,7 @@ from fcore import errors as errors
 from fcore import tree_util as tree_util
 from fcore import lax as lax
 from fcore import core as core
-from fcore.api import ShapeDtypeStruct as ShapeDtypeStruct, make_jaxpr as make_jaxpr
+from fcore.api.staging import ShapeDtypeStruct as ShapeDtypeStruct, make_jaxpr as make_jaxpr
 from fcore.config import (
     config as config,
     enable_x64 as enable_x64,

@@ -3,8 +3,7 @@
 Drives ``jaxlib`` directly and never imports ``jax``. That constrains which jaxlib
 calls are usable: several C++ paths build an array's ``.aval`` by importing
 ``jax.core`` (dlpack import, ``disassemble_into_single_device_arrays``,
-``unsafe_buffer_pointer``, ``_single_device_array_to_np_array_did_copy``, and
-``repr`` of an ``ArrayImpl``). So every array here is created with an fcore-owned
+``unsafe_buffer_pointer``, ``_single_device_array_to_np_array_did_copy``). So every array here is created with an fcore-owned
 aval (``batched_device_put`` and ``consume_with_handlers`` with
 ``array_result_handler(..., _skip_checks=True)``) and read back through the buffer
 protocol. docs/backend.md lists the private jaxlib bits this relies on.
@@ -264,8 +263,8 @@ _OBJECT_DTYPE: Final = np.dtype(object)
 class DeviceBuffer:
     """One array on one device: a jaxlib ``ArrayImpl`` plus fcore's aval for it.
 
-    Shape and dtype live here because ``ArrayImpl``'s own ``shape``/``dtype``/``repr``
-    are attached by jax (and its ``repr`` imports jax).
+    Shape, dtype and device live here because ``ArrayImpl``'s own ``shape``,
+    ``dtype``, ``devices()`` and ``__array__`` are methods that jax attaches on import.
     """
 
     __slots__ = ("_array", "_aval")
@@ -522,14 +521,15 @@ class Executable:
 
 
 def compile(
-    mlir_module_text: str,
+    mlir_module_text: str | bytes,
     out_avals: Sequence[AvalSpec],
     *,
     num_args: int | None = None,
     device: Device | None = None,
 ) -> Executable:
-    """Compile StableHLO text (entry ``func.func public @main``) for one device.
+    """Compile StableHLO (text, or MLIR bytecode as bytes) for one device.
 
+    The entry function must be ``func.func public @main``.
     ``out_avals`` gives (shape, dtype) per result: jaxlib does not check them, so
     they must match the program. ``num_args``, when given, is checked against the
     program's parameter count. XLA's errors raise :class:`XlaCompileError`.

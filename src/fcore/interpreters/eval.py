@@ -112,3 +112,14 @@ def _check_impl(
 
 
 EVAL_TRACE = EvalTrace("eager evaluation")
+
+
+def get_aval(x: object) -> ShapedArray:
+    """The aval of any value a trace may see: tracer, array, NumPy value, Python scalar."""
+    if isinstance(x, Tracer):
+        return x.aval
+    if isinstance(x, ArrayImpl):
+        return x.aval
+    if type(x) is Literal:
+        return x.aval
+    return aval_of_concrete(x)

@@ -530,8 +530,17 @@ _FOLD_TABLES: Final = (
     _lattice_table(_STRICT_UBS, False, canonicalize=True),
     _lattice_table(_STRICT_UBS, True, canonicalize=True),
 )
-# result_type of one or two operands, exactly as JAX (strict mode has no all-weak shortcut).
+# result_type of two operands, exactly as JAX (strict mode has no all-weak shortcut).
 _RESULT_TABLES: Final = (_result_table(False), _result_table(True), _FOLD_TABLES[2], _FOLD_TABLES[3])
+# result_type of one operand (the same in both promotion modes: JAX keeps a lone weak operand's
+# kind, so a weak uint8 is a weak uint32/uint64); index x64.
+_SINGLE_TABLES: Final[tuple[dict[object, Operand], ...]] = tuple(
+    {
+        op: _all_weak_result((op[0],), x64) if op[1] else ((_CANON_X64 if x64 else _CANON_X32)[op[0]], False)
+        for op in _ALL_OPERANDS
+    }
+    for x64 in (False, True)
+)
 
 
 def _describe(op: object) -> str:
@@ -615,7 +624,7 @@ def result_type(*operands: Operand) -> Operand:
         if n == 2:
             out = _RESULT_TABLES[2 * strict + x64][operands]
         elif n == 1:
-            out = _RESULT_TABLES[2 * strict + x64][(operands[0], operands[0])]
+            return _SINGLE_TABLES[x64][operands[0]]
         elif n == 0:
             raise ValueError("result_type needs at least one operand")
         else:
