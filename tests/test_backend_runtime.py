@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -334,6 +335,9 @@ def test_compile_error_carries_xla_message() -> None:
     assert "expects different type" in err.xla_message
     assert err.xla_message in str(err)
     assert isinstance(err.__cause__, rt.XlaRuntimeError)
+    clone = pickle.loads(pickle.dumps(err))
+    assert type(clone) is rt.XlaCompileError and clone.xla_message == err.xla_message
+    assert str(clone) == str(err)
 
     no_main = "func.func public @f(%a: tensor<2xf32>) -> tensor<2xf32> { return %a : tensor<2xf32> }"
     with pytest.raises(rt.XlaCompileError, match="main"):

@@ -24,3 +24,15 @@ from fcore.errors import (
 from fcore.interpreters.array import Array as Array
 
 __version__ = "0.1.0"
+from fcore.api.autodiff import (
+    grad as grad,
+    hessian as hessian,
+    jacfwd as jacfwd,
+    jacrev as jacrev,
+    jvp as jvp,
+    linearize as linearize,
+    value_and_grad as value_and_grad,
+    vjp as vjp,
+)
+from fcore.api.vectorize import vmap as vmap
+from fcore import transforms as transforms

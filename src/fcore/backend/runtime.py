@@ -3,10 +3,10 @@
 Drives ``jaxlib`` directly and never imports ``jax``. That constrains which jaxlib
 calls are usable: several C++ paths build an array's ``.aval`` by importing
 ``jax.core`` (dlpack import, ``disassemble_into_single_device_arrays``,
-``unsafe_buffer_pointer``, ``_single_device_array_to_np_array_did_copy``). So every array here is created with an fcore-owned
-aval (``batched_device_put`` and ``consume_with_handlers`` with
-``array_result_handler(..., _skip_checks=True)``) and read back through the buffer
-protocol. docs/backend.md lists the private jaxlib bits this relies on.
+``unsafe_buffer_pointer``, ``_single_device_array_to_np_array_did_copy``). So every
+array here is created with an fcore-owned aval (``batched_device_put`` and
+``consume_with_handlers`` with ``array_result_handler(..., _skip_checks=True)``) and
+read back through the buffer protocol. docs/backend.md lists the private jaxlib bits this relies on.
 """
 
 from __future__ import annotations
@@ -60,9 +60,14 @@ class XlaCompileError(FcoreError, RuntimeError):
     context around it.
     """
 
-    def __init__(self, xla_message: str, *, prefix: str = "XLA compilation failed") -> None:
+    def __init__(self, xla_message: str, prefix: str = "XLA compilation failed") -> None:
         super().__init__(f"{prefix}: {xla_message}")
         self.xla_message = xla_message
+        self.prefix = prefix
+
+    def __reduce__(self) -> tuple[type[XlaCompileError], tuple[str, str]]:
+        # Exception pickling replays ``args`` (the formatted text); rebuild from parts.
+        return (type(self), (self.xla_message, self.prefix))
 
 
 # --------------------------------------------------------------------------- avals
@@ -559,5 +564,5 @@ def deserialize(
     try:
         exe = client.deserialize_executable(blob, xc.DeviceList((dev,)), None)
     except XlaRuntimeError as e:
-        raise XlaCompileError(str(e), prefix="deserializing an XLA executable failed") from e
+        raise XlaCompileError(str(e), "deserializing an XLA executable failed") from e
     return Executable(exe, out_avals, dev, num_args)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from fcore import config
+from fcore.config import verify_enabled
 from fcore.errors import UnexpectedTracerError
 from fcore.interpreters.array import ArrayImpl
 from fcore.interpreters.trace import Trace, Tracer
@@ -68,12 +68,12 @@ class EvalTrace(Trace):
             outs = [np.asarray(o) for o in out]
             out_weak = self._out_weak_types(prim, vals, weaks, params, len(outs))
             result = [ArrayImpl(o, w) for o, w in zip(outs, out_weak)]
-            if config.verify_enabled():
+            if verify_enabled():
                 _check_impl(prim, vals, weaks, params, outs, out_weak)
             return result
         o = np.asarray(out)
         (w,) = self._out_weak_types(prim, vals, weaks, params, 1)
-        if config.verify_enabled():
+        if verify_enabled():
             _check_impl(prim, vals, weaks, params, [o], [w])
         return ArrayImpl(o, w)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from fcore import config
+from fcore.config import verify_enabled
 from fcore.interpreters.array import ArrayImpl
 from fcore.interpreters.stack import trace_scope
 from fcore.interpreters.trace import Trace, Tracer
@@ -56,6 +56,13 @@ class StagingTrace(Trace):
     def new_arg(self, aval: ShapedArray) -> StagingTracer:
         v = Var(aval)
         self.invars.append(v)
+        return StagingTracer(self, v)
+
+    def new_const_arg(self, aval: ShapedArray) -> StagingTracer:
+        """A constvar whose value is supplied later (building open jaxprs)."""
+        v = Var(aval)
+        self.const_vars.append(v)
+        self.const_vals.append(None)
         return StagingTracer(self, v)
 
     def tracer(self, atom: Atom) -> StagingTracer:
@@ -144,7 +151,7 @@ class StagingTrace(Trace):
     def to_closed_jaxpr(self, outs: Sequence[object]) -> ClosedJaxpr:
         jaxpr, consts = self.to_jaxpr(outs)
         closed = ClosedJaxpr(jaxpr, tuple(consts))
-        if config.verify_enabled():
+        if verify_enabled():
             typecheck(closed)
         return closed
 

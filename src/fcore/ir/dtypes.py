@@ -342,7 +342,6 @@ _F_WEAK: Final = _N_STRONG + 1
 _C_WEAK: Final = _N_STRONG + 2
 _NODES: Final = range(_N_STRONG + 3)
 _INDEX: Final[dict[DType, int]] = {d: i for i, d in enumerate(SUPPORTED_DTYPES)}
-_WEAK_NAMES: Final[dict[int, str]] = {_I_WEAK: "i*", _F_WEAK: "f*", _C_WEAK: "c*"}
 
 
 def _n(dtype: DType) -> int:

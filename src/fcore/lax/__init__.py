@@ -15,3 +15,4 @@ from fcore.lax.elementwise import (
     tan as tan, tanh as tanh, xor as bitwise_xor,
 )
 from fcore.lax.elementwise import not_ as not_, and_ as and_, or_ as or_, xor as xor
+from fcore.lax import _vspace as _vspace  # registers the ops fcore.transforms needs

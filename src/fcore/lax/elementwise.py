@@ -462,3 +462,206 @@ UNARY: Sequence[Primitive] = (
     logistic_p, sin_p, cos_p, tan_p, asin_p, acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p,
     atanh_p, sqrt_p, rsqrt_p, cbrt_p, erf_p, not_p,
 )
+
+
+# ======================================================================================
+# Transformation rules. Each is written once and used by both the tracing front end
+# and the jaxpr passes (fcore.transforms).
+# ======================================================================================
+from fcore.interpreters.eval import get_aval  # noqa: E402
+from fcore.transforms.ad_util import UndefinedPrimal, Zero, instantiate, is_undefined  # noqa: E402
+from fcore.transforms.batching import defbroadcasting, defvectorized  # noqa: E402
+from fcore.transforms.jvp import deflinear, defjvp, defjvp_with_output, defjvp_zero  # noqa: E402
+
+
+def _aval(x: Any) -> ShapedArray:
+    return x.aval if isinstance(x, UndefinedPrimal) else get_aval(x)
+
+
+def _unbroadcast(ct: Any, operand: Any) -> Any:
+    """Sum a cotangent down to a rank-0 operand that was broadcast by the shape rule."""
+    if type(ct) is Zero:
+        return ct
+    a = _aval(operand)
+    if a.shape == () and get_aval(ct).shape != ():
+        from fcore.lax.reductions import reduce_sum
+
+        ct = reduce_sum(ct, tuple(range(get_aval(ct).ndim)))
+    return ct
+
+
+def _zeros(x: Any) -> Any:
+    return instantiate(Zero(_aval(x).strip_weak_type()))
+
+
+def _full_like(x: Any, value: float) -> Array:
+    return _scalar(value, _aval(x).dtype)
+
+
+def _scalar(value: float, dt: DType) -> Array:
+    from fcore.lax._base import weak_scalar
+
+    return weak_scalar(value, dt)
+
+
+for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, stop_gradient_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p,
+           not_p, and_p, or_p, xor_p, nextafter_p):
+    defjvp_zero(_p)
+
+defjvp_with_output(exp_p, lambda g, ans, x: mul(g, ans))
+defjvp_with_output(exp2_p, lambda g, ans, x: mul(g, mul(ans, _full_like(x, math.log(2.0)))))
+defjvp(log_p, lambda g, x: div(g, x))
+defjvp(log1p_p, lambda g, x: div(g, add(x, _full_like(x, 1.0))))
+defjvp_with_output(expm1_p, lambda g, ans, x: mul(g, add(ans, _full_like(x, 1.0))))
+defjvp(sin_p, lambda g, x: mul(g, cos(x)))
+defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
+defjvp_with_output(tan_p, lambda g, ans, x: mul(g, add(_full_like(x, 1.0), mul(ans, ans))))
+defjvp_with_output(tanh_p, lambda g, ans, x: mul(g, sub(_full_like(x, 1.0), mul(ans, ans))))
+defjvp_with_output(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_full_like(x, 1.0), ans))))
+defjvp_with_output(sqrt_p, lambda g, ans, x: div(g, mul(_full_like(x, 2.0), ans)))
+defjvp_with_output(rsqrt_p, lambda g, ans, x: mul(g, mul(_full_like(x, -0.5), div(ans, x))))
+defjvp_with_output(cbrt_p, lambda g, ans, x: mul(g, mul(_full_like(x, 1.0 / 3.0), integer_pow(ans, -2))))
+defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(_full_like(x, 1.0), mul(x, x)))))
+defjvp(acos_p, lambda g, x: neg(mul(g, rsqrt(sub(_full_like(x, 1.0), mul(x, x))))))
+defjvp(atan_p, lambda g, x: div(g, add(_full_like(x, 1.0), mul(x, x))))
+defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
+defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
+defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(mul(x, x), _full_like(x, 1.0)))))
+defjvp(acosh_p, lambda g, x: mul(g, rsqrt(sub(mul(x, x), _full_like(x, 1.0)))))
+defjvp(atanh_p, lambda g, x: div(g, sub(_full_like(x, 1.0), mul(x, x))))
+defjvp(erf_p, lambda g, x: mul(g, mul(_full_like(x, 2.0 / math.sqrt(math.pi)), exp(neg(mul(x, x))))))
+defjvp(abs_p, lambda g, x: mul(g, sign(x)) if not dtypes.is_complex(_aval(x).dtype) else
+       div(real(mul(conj(x), g)), abs(x)))
+defjvp(integer_pow_p, lambda g, x, *, y: (
+    mul(g, mul(_full_like(x, float(y)), integer_pow(x, y - 1))) if y != 0 else Zero(_aval(x))))
+defjvp(atan2_p,
+       lambda g, x, y: mul(g, div(y, add(mul(x, x), mul(y, y)))),
+       lambda g, x, y: neg(mul(g, div(x, add(mul(x, x), mul(y, y))))))
+defjvp(rem_p, lambda g, x, y: g,
+       lambda g, x, y: mul(neg(g), mul(sign(div(x, y)), floor(abs(div(x, y))))))
+
+
+def _replace_zero(x: Any) -> Array:
+    return select_n(eq(x, _full_like(x, 0.0)), x, _full_like(x, 1.0))
+
+
+defjvp_with_output(pow_p,
+                   lambda g, ans, x, y: mul(g, mul(y, pow(x, sub(y, _full_like(y, 1.0))))),
+                   lambda g, ans, x, y: mul(g, mul(log(_replace_zero(x)), ans)))
+
+
+def _balanced_eq(x: Any, z: Any, y: Any) -> Array:
+    """1 where x is the extremum, 0.5 on ties (as JAX), so the gradient is split."""
+    one, half, zero = _full_like(x, 1.0), _full_like(x, 0.5), _full_like(x, 0.0)
+    return select_n(eq(x, z), zero, select_n(eq(y, z), one, half))
+
+
+defjvp_with_output(max_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+                   lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
+defjvp_with_output(min_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+                   lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
+
+
+def _mask(g: Any, pred: Any) -> Array:
+    return mul(g, convert_element_type(pred, _aval(g).dtype))
+
+
+defjvp(clamp_p,
+       lambda g, lo, x, hi: _mask(g, lt(x, lo)),
+       lambda g, lo, x, hi: _mask(g, and_(gt(x, lo), lt(x, hi))),
+       lambda g, lo, x, hi: _mask(g, lt(hi, x)))
+
+# Linear primitives: jvp applies the primitive to tangents; transpose below.
+for _p in (neg_p, add_p, sub_p, real_p, imag_p, conj_p, complex_p):
+    deflinear(_p)
+defjvp(mul_p, lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
+defjvp(div_p, lambda g, x, y: div(g, y), lambda g, x, y: mul(neg(g), div(x, mul(y, y))))
+
+
+def _select_n_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
+    which, *cases = primals
+    out = select_n(which, *cases)
+    case_ts = tangents[1:]
+    if all(type(t) is Zero for t in case_ts):
+        return out, Zero(get_aval(out))
+    return out, select_n(which, *[instantiate(t) for t in case_ts])
+
+
+select_n_p.jvp_rule = _select_n_jvp
+select_n_p.jvp_takes_symbolic_zeros = True
+
+
+def _convert_jvp(primals: list[Any], tangents: list[Any], *, new_dtype: DType, weak_type: bool) -> tuple[Any, Any]:
+    (x,), (t,) = primals, tangents
+    out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if type(t) is Zero or not dtypes.is_inexact(new_dtype) or not dtypes.is_inexact(_aval(x).dtype):
+        return out, Zero(get_aval(out))
+    return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
+
+
+convert_element_type_p.jvp_rule = _convert_jvp
+convert_element_type_p.jvp_takes_symbolic_zeros = True
+
+
+# -- transpose rules -----------------------------------------------------------------------
+def _add_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
+    return [_unbroadcast(ct, x) if is_undefined(x) else None, _unbroadcast(ct, y) if is_undefined(y) else None]
+
+
+def _sub_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
+    return [_unbroadcast(ct, x) if is_undefined(x) else None,
+            _unbroadcast(neg(ct), y) if is_undefined(y) else None]
+
+
+def _mul_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
+    if is_undefined(x) and is_undefined(y):
+        raise ValueError("mul is not linear in both operands at once")
+    if is_undefined(x):
+        return [_unbroadcast(mul(ct, y), x), None]
+    return [None, _unbroadcast(mul(x, ct), y)]
+
+
+def _div_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
+    if is_undefined(y):
+        raise ValueError("div is linear only in its numerator")
+    return [_unbroadcast(div(ct, y), x), None]
+
+
+def _select_n_transpose(ct: Any, which: Any, *cases: Any) -> list[Any]:
+    if is_undefined(which):
+        raise ValueError("select_n is not linear in its predicate")
+    zeros = _zeros(ct)
+    out: list[Any] = [None]
+    for i, c in enumerate(cases):
+        if is_undefined(c):
+            branches = [ct if j == i else zeros for j in range(len(cases))]
+            out.append(select_n(which, *branches))
+        else:
+            out.append(None)
+    return out
+
+
+def _convert_transpose(ct: Any, x: Any, *, new_dtype: DType, weak_type: bool) -> list[Any]:
+    a = _aval(x)
+    return [convert_element_type_p.bind(ct, new_dtype=a.dtype, weak_type=a.weak_type)]
+
+
+add_p.def_transpose(_add_transpose)
+sub_p.def_transpose(_sub_transpose)
+mul_p.def_transpose(_mul_transpose)
+div_p.def_transpose(_div_transpose)
+neg_p.def_transpose(lambda ct, x: [neg(ct)])
+select_n_p.def_transpose(_select_n_transpose)
+convert_element_type_p.def_transpose(_convert_transpose)
+real_p.def_transpose(lambda ct, x: [complex(ct, _zeros(ct))])
+imag_p.def_transpose(lambda ct, x: [complex(_zeros(ct), neg(ct))])
+conj_p.def_transpose(lambda ct, x: [conj(ct)])
+complex_p.def_transpose(lambda ct, x, y: [real(ct), neg(imag(ct))])
+
+# -- batching rules ----------------------------------------------------------------------
+for _p in UNARY + (abs_p, real_p, imag_p, conj_p, integer_pow_p, round_p, convert_element_type_p,
+                    stop_gradient_p):
+    defvectorized(_p)
+for _p in (add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p, and_p, or_p, xor_p,
+           eq_p, ne_p, lt_p, le_p, gt_p, ge_p, complex_p, select_n_p, clamp_p):
+    defbroadcasting(_p)

@@ -1,0 +1,78 @@
+"""Values the transformations pass around: symbolic zeros, undefined primals, and the
+few array operations the passes need (supplied by ``fcore.lax``, which sits above).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from fcore.ir import dtypes
+from fcore.ir.avals import ShapedArray
+
+
+@attrs.frozen(slots=True)
+class Zero:
+    """A symbolic zero tangent/cotangent: no equations are emitted for it."""
+
+    aval: ShapedArray
+
+
+@attrs.frozen(slots=True)
+class UndefinedPrimal:
+    """Marks a linear input of an equation being transposed."""
+
+    aval: ShapedArray
+
+
+def is_undefined(x: object) -> bool:
+    return type(x) is UndefinedPrimal
+
+
+def has_tangent(aval: ShapedArray) -> bool:
+    """Integer and boolean values have no tangent space (always a symbolic zero)."""
+    return dtypes.is_inexact(aval.dtype)
+
+
+@attrs.frozen(slots=True)
+class VSpaceOps:
+    """The array operations the passes need; ``fcore.lax`` provides them at import."""
+
+    zeros_like_aval: Callable[[ShapedArray], Any]
+    add: Callable[[Any, Any], Any]
+    #: ``broadcast_batched(x, axis_size, dim)``: insert a batch axis of ``axis_size`` at ``dim``.
+    broadcast_batched: Callable[[Any, int, int], Any]
+    #: ``moveaxis(x, src, dst)``.
+    moveaxis: Callable[[Any, int, int], Any]
+    #: ``broadcast_in_dim(x, shape, broadcast_dimensions)``.
+    broadcast_in_dim: Callable[[Any, tuple[int, ...], tuple[int, ...]], Any]
+
+
+_ops: list[VSpaceOps] = []
+
+
+def register_vspace_ops(ops: VSpaceOps) -> None:
+    _ops[:] = [ops]
+
+
+def vspace() -> VSpaceOps:
+    if not _ops:
+        raise RuntimeError("fcore.lax must be imported before transformations run")
+    return _ops[0]
+
+
+def instantiate(t: Any) -> Any:
+    """A materialized value for a possibly-symbolic zero."""
+    if type(t) is Zero:
+        return vspace().zeros_like_aval(t.aval)
+    return t
+
+
+def add_tangents(a: Any, b: Any) -> Any:
+    if type(a) is Zero:
+        return b
+    if type(b) is Zero:
+        return a
+    return vspace().add(a, b)

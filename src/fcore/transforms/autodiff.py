@@ -1,0 +1,103 @@
+"""Compositions: ``linearize`` = jvp + partial eval; ``vjp`` = linearize + transpose.
+
+Each exists twice, as the *same* composition: over a Python function while tracing
+(so Python control flow on concrete primal values works, as in the seeds), and over
+a jaxpr (pure passes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from fcore.interpreters.eval import get_aval
+from fcore.interpreters.eval_jaxpr import eval_jaxpr
+from fcore.interpreters.stack import current_trace, set_current_trace, trace_scope
+from fcore.ir.core import ClosedJaxpr, Jaxpr
+from fcore.transforms import ad_util
+from fcore.transforms.ad_util import Zero, has_tangent
+from fcore.transforms.jvp import JVPTrace, JVPTracer, jvp_jaxpr
+from fcore.transforms.partial_eval import PartialEvalTrace, partial_eval_jaxpr
+from fcore.transforms.transpose import transpose_jaxpr, transpose_open
+
+
+@attrs.frozen(slots=True)
+class Linearized:
+    """The result of tracing ``linearize``: primal outputs and the staged linear map."""
+
+    primals_out: list[Any]
+    linear: Jaxpr  # (residual constvars; one tangent per primal input) -> tangents out
+    residuals: list[Any]
+
+    def jvp(self, tangents: Sequence[Any]) -> list[Any]:
+        return eval_jaxpr(self.linear, self.residuals, *tangents)
+
+
+def linearize_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any], description: str) -> Linearized:
+    """Run ``fun`` on ``primals`` now; stage only its tangent (linear) part."""
+    parent = current_trace()
+    pe = PartialEvalTrace(parent, description)
+    jvp = JVPTrace(parent, description, rule_trace=pe)
+    tangents: list[Any] = []
+    for p in primals:
+        aval = get_aval(p)
+        t = pe.new_arg(aval.strip_weak_type())
+        tangents.append(t if has_tangent(aval) else Zero(aval))
+    try:
+        with trace_scope(jvp):
+            outs = fun(*[JVPTracer(jvp, p, t) for p, t in zip(primals, tangents)])
+            pairs = [jvp.unpack(o) for o in outs]
+        with set_current_trace(pe):
+            tangent_outs = [ad_util.instantiate(t) for _, t in pairs]
+        linear, residuals = pe.to_jaxpr(tangent_outs)
+    finally:
+        pe.alive = False
+    return Linearized([p for p, _ in pairs], linear, residuals)
+
+
+@attrs.frozen(slots=True)
+class VJP:
+    """A pullback: ``__call__(cts)`` returns one cotangent per primal input."""
+
+    linearized: Linearized
+    _transposed: list[tuple[Jaxpr, list[Any]]] = attrs.field(factory=list)
+
+    def __call__(self, cts: Sequence[Any]) -> list[Any]:
+        if not self._transposed:
+            lin = self.linearized.linear
+            self._transposed.append(transpose_open(lin, [True] * len(lin.invars)))
+        jaxpr, extra = self._transposed[0]
+        return eval_jaxpr(jaxpr, list(self.linearized.residuals) + extra, *cts)
+
+
+def vjp_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any], description: str) -> tuple[list[Any], VJP]:
+    lin = linearize_flat(fun, primals, description)
+    return lin.primals_out, VJP(lin)
+
+
+def linearize_jaxpr(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, ClosedJaxpr, int]:
+    """linearize_jaxpr : (a -> b) -> (a -> (b, r), (r, T a) -> T b)
+
+    jvp_jaxpr with every tangent nonzero, then partial_eval_jaxpr with the tangents
+    unknown. Returns the primal jaxpr, the linear jaxpr and the number of residuals.
+    """
+    n = len(closed.jaxpr.invars)
+    jvp, _ = jvp_jaxpr(closed, [True] * n, True)
+    known, unknown, _, num_res = partial_eval_jaxpr(jvp, [False] * n + [True] * n, [False] * len(
+        closed.jaxpr.outvars
+    ) + [True] * len(closed.jaxpr.outvars))
+    return known, unknown, num_res
+
+
+def vjp_jaxpr(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, ClosedJaxpr, int]:
+    """vjp_jaxpr : (a -> b) -> (a -> (b, r), (r, ct b) -> ct a)
+
+    ``linearize_jaxpr`` followed by ``transpose_jaxpr`` of the linear half (residuals
+    are its non-linear inputs).
+    """
+    primal, linear, num_res = linearize_jaxpr(closed)
+    n_lin = len(linear.jaxpr.invars) - num_res
+    backward = transpose_jaxpr(linear, [False] * num_res + [True] * n_lin)
+    return primal, backward, num_res

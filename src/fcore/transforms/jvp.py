@@ -1,0 +1,229 @@
+"""Forward-mode differentiation: the jvp rules, applied by a trace and by a jaxpr pass.
+
+Both ``JVPTrace`` (the front end behind ``fcore.jvp``/``linearize``) and
+``jvp_jaxpr`` (the pure pass) call the same per-primitive rule; a rule is written once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from fcore.interpreters.eval import get_aval
+from fcore.interpreters.stack import bind_with_trace, set_current_trace
+from fcore.interpreters.staging import StagingTrace
+from fcore.interpreters.trace import Trace, Tracer
+from fcore.ir.avals import ShapedArray
+from fcore.ir.core import ClosedJaxpr, Literal
+from fcore.ir.params import ParamValue
+from fcore.ir.primitive import Primitive
+from fcore.transforms import ad_util
+from fcore.transforms.ad_util import Zero, add_tangents, has_tangent
+from fcore.transforms.util import bools, literal_value
+
+
+def call_jvp_rule(
+    prim: Primitive, primals: Sequence[Any], tangents: Sequence[Any], params: dict[str, ParamValue]
+) -> tuple[list[Any], list[Any]]:
+    """Apply ``prim``'s jvp rule; results as lists, integer outputs get ``Zero`` tangents."""
+    rule = prim.jvp_rule
+    if rule is None:
+        raise NotImplementedError(f"Differentiation rule for '{prim.name}' not implemented")
+    if not prim.jvp_takes_symbolic_zeros:
+        tangents = [ad_util.instantiate(t) for t in tangents]
+    out, tout = rule(list(primals), list(tangents), **params)
+    outs = list(out) if prim.multiple_results else [out]
+    touts = list(tout) if prim.multiple_results else [tout]
+    for i, (o, t) in enumerate(zip(outs, touts)):
+        aval = get_aval(o)
+        if not has_tangent(aval):
+            touts[i] = Zero(aval)
+        elif t is None:
+            touts[i] = Zero(aval)
+    return outs, touts
+
+
+def zero_tangent(x: object) -> Zero:
+    return Zero(get_aval(x))
+
+
+# -- rule helpers used by fcore's own primitive families ------------------------------------
+TangentFn = Callable[..., Any]
+
+
+def sum_tangent_terms(out: Any, terms: Sequence[Any]) -> Any:
+    """Add per-operand tangent contributions; a rank-0 operand's term is broadcast to the
+    output's shape (elementwise shape rules let rank-0 operands broadcast)."""
+    out_aval = get_aval(out)
+    acc: Any = Zero(out_aval)
+    for term in terms:
+        acc = add_tangents(acc, term)
+    if type(acc) is not Zero and get_aval(acc).shape != out_aval.shape:
+        acc = ad_util.vspace().broadcast_in_dim(acc, out_aval.shape, ())
+    return acc
+
+
+def defjvp(prim: Primitive, *fns: TangentFn | None) -> None:
+    """Jvp from one function per operand: ``fns[i](t_i, *primals, **params)`` is the
+    contribution of operand i's tangent (``None`` = not differentiable)."""
+
+    def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
+        out = prim.bind(*primals, **params)
+        terms = [fn(t, *primals, **params) for fn, t in zip(fns, tangents) if fn is not None and type(t) is not Zero]
+        return out, sum_tangent_terms(out, terms)
+
+    prim.jvp_rule = rule
+    prim.jvp_takes_symbolic_zeros = True
+
+
+def defjvp_with_output(prim: Primitive, *fns: TangentFn | None) -> None:
+    """Like ``defjvp`` but each ``fns[i](t_i, out, *primals, **params)`` also sees the output."""
+
+    def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
+        out = prim.bind(*primals, **params)
+        terms = [
+            fn(t, out, *primals, **params) for fn, t in zip(fns, tangents) if fn is not None and type(t) is not Zero
+        ]
+        return out, sum_tangent_terms(out, terms)
+
+    prim.jvp_rule = rule
+    prim.jvp_takes_symbolic_zeros = True
+
+
+def defjvp_zero(prim: Primitive) -> None:
+    """The output does not depend differentiably on any input (comparisons, floor, ...)."""
+
+    def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
+        out = prim.bind(*primals, **params)
+        if prim.multiple_results:
+            return out, [Zero(get_aval(o)) for o in out]
+        return out, Zero(get_aval(out))
+
+    prim.jvp_rule = rule
+    prim.jvp_takes_symbolic_zeros = True
+
+
+def deflinear(prim: Primitive, linear_argnums: Sequence[int] | None = None) -> None:
+    """Jvp of a primitive linear in the operands ``linear_argnums`` (default: all):
+    apply the primitive to the tangents (zeros instantiated only where needed)."""
+
+    def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
+        out = prim.bind(*primals, **params)
+        lin = range(len(primals)) if linear_argnums is None else linear_argnums
+        if all(type(tangents[i]) is Zero for i in lin):
+            if prim.multiple_results:
+                return out, [Zero(get_aval(o)) for o in out]
+            return out, Zero(get_aval(out))
+        args = list(primals)
+        for i in lin:
+            args[i] = ad_util.instantiate(tangents[i])
+        return out, prim.bind(*args, **params)
+
+    prim.jvp_rule = rule
+    prim.jvp_takes_symbolic_zeros = True
+
+
+# -- the front end: a trace ---------------------------------------------------------------
+class JVPTracer(Tracer):
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace: JVPTrace, primal: Any, tangent: Any) -> None:
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self) -> ShapedArray:
+        return get_aval(self.primal)
+
+
+class JVPTrace(Trace):
+    """Carries (primal, tangent) pairs. Rules run with ``rule_trace`` current: the parent
+    for ``jvp``; a partial-evaluation trace for ``linearize`` (so tangent work is staged)."""
+
+    __slots__ = ("parent", "rule_trace")
+
+    def __init__(self, parent: Trace, description: str, rule_trace: Trace | None = None) -> None:
+        super().__init__(description)
+        self.parent = parent
+        self.rule_trace = parent if rule_trace is None else rule_trace
+
+    def unpack(self, x: Any) -> tuple[Any, Any]:
+        if type(x) is JVPTracer and x._trace is self:
+            return x.primal, x.tangent
+        if isinstance(x, Tracer):
+            x._trace.check_alive()
+        return x, zero_tangent(x)
+
+    def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:
+        primals = []
+        tangents = []
+        nonzero = False
+        for a in args:
+            p, t = self.unpack(a)
+            primals.append(p)
+            tangents.append(t)
+            nonzero = nonzero or type(t) is not Zero
+        if not nonzero:
+            return bind_with_trace(self.parent, prim, primals, params)
+        with set_current_trace(self.rule_trace):
+            outs, touts = call_jvp_rule(prim, primals, tangents, params)
+        result = [JVPTracer(self, o, t) for o, t in zip(outs, touts)]
+        return result if prim.multiple_results else result[0]
+
+    def to_concrete(self, tracer: Tracer, reason: str) -> object:
+        assert isinstance(tracer, JVPTracer)
+        return tracer.primal
+
+
+# -- the pure pass ------------------------------------------------------------------------
+def jvp_jaxpr(
+    closed: ClosedJaxpr, nonzeros: Sequence[bool], instantiate: bool | Sequence[bool]
+) -> tuple[ClosedJaxpr, list[bool]]:
+    """jvp_jaxpr : (a -> b) -> ((a, T a_nz) -> (b, T b_nz))
+
+    Inputs of the result: all primals, then tangents for the ``nonzeros`` inputs.
+    Outputs: all primals, then tangents for the outputs reported in ``out_nonzeros``
+    (an output has a tangent if it depends on a nonzero tangent, or ``instantiate``
+    forces one). Symbolic zeros emit no equations.
+    """
+    jaxpr = closed.jaxpr
+    nonzeros = bools(nonzeros, len(jaxpr.invars), "nonzeros")
+    inst = bools(instantiate, len(jaxpr.outvars), "instantiate")
+    builder = StagingTrace("jvp_jaxpr")
+    env: dict[int, tuple[Any, Any]] = {}
+    with set_current_trace(builder):
+        for v, c in zip(jaxpr.constvars, closed.consts):
+            env[id(v)] = (builder.tracer(builder.lift_const(c)), Zero(v.aval))
+        for v in jaxpr.invars:
+            env[id(v)] = (builder.new_arg(v.aval), Zero(v.aval))
+        for v, nz in zip(jaxpr.invars, nonzeros):
+            if nz and has_tangent(v.aval):
+                env[id(v)] = (env[id(v)][0], builder.new_arg(v.aval))
+            elif nz:
+                builder.new_arg(v.aval)  # keep the input signature; integer tangents are unused
+
+        def read(a: Any) -> tuple[Any, Any]:
+            if type(a) is Literal:
+                return literal_value(a), Zero(a.aval)
+            return env[id(a)]
+
+        for eqn in jaxpr.eqns:
+            pairs = [read(a) for a in eqn.invars]
+            primals = [p for p, _ in pairs]
+            tangents = [t for _, t in pairs]
+            if all(type(t) is Zero for t in tangents):
+                outvars = builder.emit(eqn.primitive, [builder.to_atom(p) for p in primals], eqn.params)
+                for v, ov in zip(eqn.outvars, outvars):
+                    env[id(v)] = (builder.tracer(ov), Zero(v.aval))
+                continue
+            outs, touts = call_jvp_rule(eqn.primitive, primals, tangents, eqn.params.as_dict())
+            for v, o, t in zip(eqn.outvars, outs, touts):
+                env[id(v)] = (o, t)
+        out_pairs = [read(a) for a in jaxpr.outvars]
+        out_nonzeros = [type(t) is not Zero or i for (_, t), i in zip(out_pairs, inst)]
+        tangent_outs = [ad_util.instantiate(t) for (_, t), nz in zip(out_pairs, out_nonzeros) if nz]
+        result = builder.to_closed_jaxpr([p for p, _ in out_pairs] + tangent_outs)
+    builder.alive = False
+    return result, out_nonzeros
+

@@ -1,0 +1,98 @@
+"""Transposition of linear jaxprs (reverse mode): one backward walk over the equations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from fcore.interpreters.stack import set_current_trace
+from fcore.interpreters.staging import StagingTrace
+from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from fcore.ir.params import ParamValue
+from fcore.ir.primitive import Primitive
+from fcore.transforms import ad_util
+from fcore.transforms.ad_util import UndefinedPrimal, Zero, add_tangents
+from fcore.transforms.util import bools, literal_value, verified
+
+def call_transpose_rule(prim: Primitive, cts: list[Any], invals: list[Any], params: dict[str, ParamValue]) -> list[Any]:
+    rule = prim.transpose_rule
+    if rule is None:
+        raise NotImplementedError(f"Transpose rule (for reverse-mode differentiation) for '{prim.name}' not implemented")
+    if prim.multiple_results:
+        cts_in = rule([ad_util.instantiate(c) for c in cts], *invals, **params)
+    else:
+        cts_in = rule(ad_util.instantiate(cts[0]), *invals, **params)
+    return list(cts_in)
+
+def transpose_open(jaxpr: Jaxpr, linear: Sequence[bool]) -> tuple[Jaxpr, list[Any]]:
+    """Transpose ``jaxpr`` (constvars are non-linear and stay constvars).
+
+    The result takes the non-linear invars followed by one cotangent per output, and
+    returns cotangents for the linear invars, in order. Constants the rules create are
+    appended to the constvars; their values are returned.
+    """
+    linear = bools(linear, len(jaxpr.invars), "linear")
+    builder = StagingTrace("transpose_jaxpr")
+    env: dict[int, Any] = {}
+    lin_ids: set[int] = set()
+    with set_current_trace(builder):
+        for v in jaxpr.constvars:
+            env[id(v)] = builder.new_const_arg(v.aval)
+        for v, lin in zip(jaxpr.invars, linear):
+            if lin:
+                lin_ids.add(id(v))
+            else:
+                env[id(v)] = builder.new_arg(v.aval)
+        ct_args = [builder.new_arg(a.aval.strip_weak_type()) for a in jaxpr.outvars]
+
+        def read(a: Atom) -> Any:
+            return literal_value(a) if type(a) is Literal else env[id(a)]
+
+        linear_eqns: list[JaxprEqn] = []
+        for eqn in jaxpr.eqns:  # forward: evaluate the non-linear equations
+            if any(type(a) is Var and id(a) in lin_ids for a in eqn.invars):
+                linear_eqns.append(eqn)
+                lin_ids.update(id(v) for v in eqn.outvars)
+                continue
+            outs = builder.emit(eqn.primitive, [builder.to_atom(read(a)) for a in eqn.invars], eqn.params)
+            for v, o in zip(eqn.outvars, outs):
+                env[id(v)] = builder.tracer(o)
+
+        cts: dict[int, Any] = {}
+
+        def add_ct(a: Atom, ct: Any) -> None:
+            if type(a) is Var and id(a) in lin_ids and ct is not None and type(ct) is not Zero:
+                prev = cts.get(id(a))
+                cts[id(a)] = ct if prev is None else add_tangents(prev, ct)
+
+        for a, ct in zip(jaxpr.outvars, ct_args):
+            add_ct(a, ct)
+        for eqn in reversed(linear_eqns):  # backward: transpose the linear equations
+            eqn_cts = [cts.pop(id(v), None) for v in eqn.outvars]
+            if all(c is None for c in eqn_cts):
+                continue
+            cts_out = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, eqn_cts)]
+            invals = [
+                UndefinedPrimal(a.aval) if type(a) is Var and id(a) in lin_ids else read(a) for a in eqn.invars
+            ]
+            cts_in = call_transpose_rule(eqn.primitive, cts_out, invals, eqn.params.as_dict())
+            for a, ct in zip(eqn.invars, cts_in):
+                add_ct(a, ct)
+        outs = []
+        for v, lin in zip(jaxpr.invars, linear):
+            if lin:
+                ct = cts.get(id(v))
+                outs.append(ad_util.instantiate(Zero(v.aval.strip_weak_type())) if ct is None else ct)
+        result, const_vals = builder.to_jaxpr(outs)
+    builder.alive = False
+    return result, const_vals[len(jaxpr.constvars) :]
+
+def transpose_jaxpr(closed: ClosedJaxpr, linear: Sequence[bool]) -> ClosedJaxpr:
+    """transpose : (a_nl, a_lin) -> b  ~>  (a_nl, ct b) -> ct a_lin
+
+    ``linear[i]`` marks input i as linear. The result takes the non-linear inputs
+    followed by the output cotangents and returns cotangents for the linear inputs only.
+    Zero cotangents are symbolic; fan-out is accumulated with additions.
+    """
+    transposed, extra_consts = transpose_open(closed.jaxpr, linear)
+    return verified(ClosedJaxpr(transposed, closed.consts + tuple(extra_consts)))
