@@ -665,3 +665,184 @@ for _p in UNARY + (abs_p, real_p, imag_p, conj_p, integer_pow_p, round_p, conver
 for _p in (add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p, and_p, or_p, xor_p,
            eq_p, ne_p, lt_p, le_p, gt_p, ge_p, complex_p, select_n_p, clamp_p):
     defbroadcasting(_p)
+
+# -- lowering rules (StableHLO text) -------------------------------------------------------
+from fcore.backend.lowering import LoweringRuleContext, tensor_type  # noqa: E402
+
+
+def _lower_unary(op: str) -> Callable[..., str]:
+    def rule(ctx: LoweringRuleContext, x: str, **params: ParamValue) -> str:
+        if op.startswith("chlo."):  # chlo's custom form: `chlo.asin %x : tensor<..> -> tensor<..>`
+            t = tensor_type(ctx.avals_out[0])
+            return ctx.emit(f"{op} {x} : {t} -> {t}")
+        return ctx.op(op, [x], ctx.avals_out[0])
+
+    return rule
+
+
+def _lower_nary(op: str) -> Callable[..., str]:
+    def rule(ctx: LoweringRuleContext, *xs: str, **params: ParamValue) -> str:
+        out = ctx.avals_out[0]
+        args = [ctx.broadcast(x, a, out.shape) for x, a in zip(xs, ctx.avals_in)]
+        if op.startswith("chlo."):  # `chlo.next_after %a, %b : tensor<..>, tensor<..> -> tensor<..>`
+            t = tensor_type(out)
+            return ctx.emit(f"{op} {', '.join(args)} : {', '.join([t] * len(args))} -> {t}")
+        return ctx.op(op, args, out)
+
+    return rule
+
+
+def _compare_type(dt: DType) -> str:
+    if dtypes.is_inexact(dt):
+        return "FLOAT"
+    return "SIGNED" if dtypes.is_signed_int(dt) else "UNSIGNED"
+
+
+def _lower_compare(direction: str) -> Callable[..., str]:
+    def rule(ctx: LoweringRuleContext, x: str, y: str) -> str:
+        a, b = ctx.avals_in
+        shape = ctx.avals_out[0].shape
+        x, y = ctx.broadcast(x, a, shape), ctx.broadcast(y, b, shape)
+        full = [a.update(shape=shape), b.update(shape=shape)]
+        return ctx.op_typed(f"stablehlo.compare {direction},", [x, y], full, ctx.avals_out[0], f", {_compare_type(a.dtype)}")
+
+    return rule
+
+
+for _p, _op in [
+    (neg_p, "stablehlo.negate"), (sign_p, "stablehlo.sign"), (floor_p, "stablehlo.floor"), (ceil_p, "stablehlo.ceil"),
+    (exp_p, "stablehlo.exponential"), (log_p, "stablehlo.log"), (log1p_p, "stablehlo.log_plus_one"),
+    (expm1_p, "stablehlo.exponential_minus_one"), (tanh_p, "stablehlo.tanh"), (logistic_p, "stablehlo.logistic"),
+    (sin_p, "stablehlo.sine"), (cos_p, "stablehlo.cosine"), (tan_p, "stablehlo.tan"), (sqrt_p, "stablehlo.sqrt"),
+    (rsqrt_p, "stablehlo.rsqrt"), (cbrt_p, "stablehlo.cbrt"), (not_p, "stablehlo.not"),
+    (asin_p, "chlo.asin"), (acos_p, "chlo.acos"), (atan_p, "chlo.atan"), (sinh_p, "chlo.sinh"),
+    (cosh_p, "chlo.cosh"), (asinh_p, "chlo.asinh"), (acosh_p, "chlo.acosh"), (atanh_p, "chlo.atanh"),
+    (erf_p, "chlo.erf"),
+]:
+    _p.def_lowering(_lower_unary(_op))
+
+for _p, _op in [
+    (add_p, "stablehlo.add"), (sub_p, "stablehlo.subtract"), (mul_p, "stablehlo.multiply"), (div_p, "stablehlo.divide"),
+    (rem_p, "stablehlo.remainder"), (pow_p, "stablehlo.power"), (max_p, "stablehlo.maximum"),
+    (min_p, "stablehlo.minimum"), (atan2_p, "stablehlo.atan2"), (nextafter_p, "chlo.next_after"),
+    (and_p, "stablehlo.and"), (or_p, "stablehlo.or"), (xor_p, "stablehlo.xor"),
+]:
+    _p.def_lowering(_lower_nary(_op))
+
+for _p, _dir in [(eq_p, "EQ"), (ne_p, "NE"), (lt_p, "LT"), (le_p, "LE"), (gt_p, "GT"), (ge_p, "GE")]:
+    _p.def_lowering(_lower_compare(_dir))
+
+
+def _lower_typed_unary(op: str) -> Callable[..., str]:
+    def rule(ctx: LoweringRuleContext, x: str, **params: ParamValue) -> str:
+        return ctx.op_typed(op, [x], ctx.avals_in, ctx.avals_out[0])
+
+    return rule
+
+
+is_finite_p.def_lowering(_lower_typed_unary("stablehlo.is_finite"))
+real_p.def_lowering(_lower_typed_unary("stablehlo.real"))
+imag_p.def_lowering(_lower_typed_unary("stablehlo.imag"))
+
+
+@abs_p.def_lowering
+def _abs_lowering(ctx: LoweringRuleContext, x: str) -> str:
+    if dtypes.is_complex(ctx.avals_in[0].dtype):
+        return ctx.op_typed("stablehlo.abs", [x], ctx.avals_in, ctx.avals_out[0])
+    return ctx.op("stablehlo.abs", [x], ctx.avals_out[0])
+
+
+@conj_p.def_lowering
+def _conj_lowering(ctx: LoweringRuleContext, x: str) -> str:
+    (a,) = ctx.avals_in
+    part = a.update(dtype=_real_dtype(a.dtype))
+    re = ctx.op_typed("stablehlo.real", [x], [a], part)
+    im = ctx.op_typed("stablehlo.imag", [x], [a], part)
+    return ctx.op_typed("stablehlo.complex", [re, ctx.op("stablehlo.negate", [im], part)], [part, part], a)
+
+
+@complex_p.def_lowering
+def _complex_lowering(ctx: LoweringRuleContext, x: str, y: str) -> str:
+    out = ctx.avals_out[0]
+    a, b = ctx.avals_in
+    x, y = ctx.broadcast(x, a, out.shape), ctx.broadcast(y, b, out.shape)
+    part = a.update(shape=out.shape)
+    return ctx.op_typed("stablehlo.complex", [x, y], [part, part], out)
+
+
+@round_p.def_lowering
+def _round_lowering(ctx: LoweringRuleContext, x: str, *, rounding_method: int) -> str:
+    op = "stablehlo.round_nearest_even" if rounding_method == 1 else "stablehlo.round_nearest_afz"
+    return ctx.op(op, [x], ctx.avals_out[0])
+
+
+@exp2_p.def_lowering
+def _exp2_lowering(ctx: LoweringRuleContext, x: str) -> str:
+    out = ctx.avals_out[0]
+    two = ctx.constant(2, out.dtype, out.shape)
+    return ctx.op("stablehlo.power", [two, x], out)
+
+
+@integer_pow_p.def_lowering
+def _integer_pow_lowering(ctx: LoweringRuleContext, x: str, *, y: int) -> str:
+    out = ctx.avals_out[0]
+    if y == 0:
+        return ctx.constant(1, out.dtype, out.shape)
+    acc: str | None = None
+    base, n = x, builtins.abs(y)
+    while n:
+        if n & 1:
+            acc = base if acc is None else ctx.op("stablehlo.multiply", [acc, base], out)
+        n >>= 1
+        if n:
+            base = ctx.op("stablehlo.multiply", [base, base], out)
+    assert acc is not None
+    if y < 0:
+        return ctx.op("stablehlo.divide", [ctx.constant(1, out.dtype, out.shape), acc], out)
+    return acc
+
+
+@select_n_p.def_lowering
+def _select_n_lowering(ctx: LoweringRuleContext, which: str, *cases: str) -> str:
+    out = ctx.avals_out[0]
+    w = ctx.avals_in[0]
+    pred_type = w.update(dtype=dtypes.bool_)
+    if len(cases) == 1:
+        return cases[0]
+    if dtypes.is_bool(w.dtype):
+        return ctx.emit(
+            f"stablehlo.select {which}, {cases[1]}, {cases[0]} : {tensor_type(pred_type)}, {tensor_type(out)}"
+        )
+    # int32 selector: a chain of selects, last case for out-of-range as XLA's case does.
+    result = cases[-1]
+    for i in range(len(cases) - 2, -1, -1):
+        idx = ctx.constant(i, w.dtype, w.shape)
+        pred = ctx.op_typed("stablehlo.compare EQ,", [which, idx], [w, w], pred_type, ", SIGNED")
+        result = ctx.emit(f"stablehlo.select {pred}, {cases[i]}, {result} : {tensor_type(pred_type)}, {tensor_type(out)}")
+    return result
+
+
+@clamp_p.def_lowering
+def _clamp_lowering(ctx: LoweringRuleContext, lo: str, x: str, hi: str) -> str:
+    out = ctx.avals_out[0]
+    lo_a, _, hi_a = ctx.avals_in
+    return ctx.op("stablehlo.clamp", [ctx.broadcast(lo, lo_a, out.shape), x, ctx.broadcast(hi, hi_a, out.shape)], out)
+
+
+@convert_element_type_p.def_lowering
+def _convert_lowering(ctx: LoweringRuleContext, x: str, *, new_dtype: DType, weak_type: bool) -> str:
+    (a,) = ctx.avals_in
+    out = ctx.avals_out[0]
+    if a.dtype == out.dtype:
+        return x
+    if dtypes.is_complex(a.dtype) and not dtypes.is_complex(out.dtype):
+        part = a.update(dtype=_real_dtype(a.dtype))
+        x = ctx.op_typed("stablehlo.real", [x], [a], part)
+        a = part
+    if dtypes.is_bool(out.dtype):
+        zero = ctx.constant(0, a.dtype, a.shape)
+        return ctx.op_typed("stablehlo.compare NE,", [x, zero], [a, a], out, f", {_compare_type(a.dtype)}")
+    return ctx.op_typed("stablehlo.convert", [x], [a], out)
+
+
+stop_gradient_p.def_lowering(lambda ctx, x: x)

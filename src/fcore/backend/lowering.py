@@ -1,0 +1,218 @@
+"""Lowering jaxprs to StableHLO text (an interpreter that emits one op line per rule).
+
+Text, not ``jaxlib.mlir`` builders: building the text in Python is several times
+faster than the builders and than parsing, and XLA's compile time dominates either
+way (measurements in docs/design.md). Each primitive's rule lives next to the
+primitive (``prim.lowering_rule``); this module provides the context rules emit into.
+
+A rule is ``rule(ctx, *operands, **params) -> str | list[str]``: operands are SSA
+value names (``%3``), the result is the SSA name(s) of the outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from fcore.errors import FcoreError
+from fcore.ir import dtypes
+from fcore.ir.avals import ShapedArray
+from fcore.ir.core import ClosedJaxpr, Jaxpr, Literal
+from fcore.ir.dtypes import DType
+from fcore.ir.printer import pp_eqn_in
+
+
+class LoweringError(FcoreError, NotImplementedError):
+    """A primitive has no lowering rule, or its rule failed; names the equation."""
+
+
+_ELEMENT_TYPES = {
+    "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "ui8", "uint16": "ui16", "uint32": "ui32", "uint64": "ui64",
+    "bfloat16": "bf16", "float16": "f16", "float32": "f32", "float64": "f64",
+    "complex64": "complex<f32>", "complex128": "complex<f64>",
+}
+
+
+def element_type(dtype: DType) -> str:
+    return _ELEMENT_TYPES[dtypes.dtype_name(dtype)]
+
+
+def tensor_type(aval: ShapedArray) -> str:
+    """``tensor<2x3xf32>`` (``tensor<f32>`` for scalars)."""
+    dims = "".join(f"{d}x" for d in aval.shape)
+    return f"tensor<{dims}{element_type(aval.dtype)}>"
+
+
+def dense_attr(value: np.ndarray[Any, Any]) -> str:
+    """A ``dense<...>`` attribute holding ``value`` exactly (hex bytes, or splat)."""
+    if value.dtype == np.bool_:  # i1 has no byte layout in the hex form: spell the elements
+        flat_bool = value.reshape(-1)
+        if flat_bool.size and bool(np.all(flat_bool == flat_bool[0])):
+            return "dense<true>" if bool(flat_bool[0]) else "dense<false>"
+        return "dense<" + np.array2string(value, separator=", ", threshold=np.inf).replace("True", "true").replace(
+            "False", "false"
+        ).replace(" true", "true").replace(" false", "false") + ">"
+    flat = np.ascontiguousarray(value).reshape(-1)
+    if flat.size > 1 and bool(np.all(flat.view(np.uint8).reshape(flat.size, -1) == flat[:1].view(np.uint8))):
+        flat = flat[:1]  # splat
+    data = flat.astype(flat.dtype.newbyteorder("<"), copy=False).tobytes()
+    return f'dense<"0x{data.hex().upper()}">'
+
+
+class FunctionBuilder:
+    """Accumulates the body of one ``func.func``."""
+
+    __slots__ = ("lines", "_next", "location")
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self._next = 0
+        self.location = ""
+
+    def fresh(self) -> str:
+        name = f"%{self._next}"
+        self._next += 1
+        return name
+
+
+class ModuleBuilder:
+    """The module being built: private functions for nested jaxprs, deduplicated."""
+
+    __slots__ = ("functions", "_by_jaxpr", "_names")
+
+    def __init__(self) -> None:
+        self.functions: list[str] = []
+        self._by_jaxpr: dict[Jaxpr, str] = {}
+        self._names: set[str] = {"main"}
+
+    def unique_name(self, base: str) -> str:
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in base) or "fn"
+        name, i = base, 0
+        while name in self._names:
+            i += 1
+            name = f"{base}_{i}"
+        self._names.add(name)
+        return name
+
+    def private_function(self, jaxpr: Jaxpr, name: str) -> str:
+        """The symbol of a private function computing ``jaxpr`` (lowered once per structure)."""
+        sym = self._by_jaxpr.get(jaxpr)
+        if sym is None:
+            sym = self.unique_name(name)
+            self._by_jaxpr[jaxpr] = sym
+            self.functions.append(lower_function(self, jaxpr, sym, public=False))
+        return sym
+
+
+class LoweringRuleContext:
+    """What a lowering rule sees: avals in/out and an ``emit`` for op lines."""
+
+    __slots__ = ("module", "fn", "avals_in", "avals_out")
+
+    def __init__(
+        self, module: ModuleBuilder, fn: FunctionBuilder, avals_in: Sequence[ShapedArray], avals_out: Sequence[ShapedArray]
+    ) -> None:
+        self.module = module
+        self.fn = fn
+        self.avals_in = list(avals_in)
+        self.avals_out = list(avals_out)
+
+    def emit(self, rhs: str, n_results: int = 1) -> str:
+        """Append ``%N = rhs``; returns ``%N`` (use ``%N#i`` for multiple results)."""
+        name = self.fn.fresh()
+        lhs = name if n_results == 1 else f"{name}:{n_results}"
+        self.fn.lines.append(f"    {lhs} = {rhs}{self.fn.location}")
+        return name
+
+    def op(self, name: str, operands: Sequence[str], aval: ShapedArray, attrs: str = "") -> str:
+        """A generic same-typed op: ``stablehlo.add %a, %b : tensor<...>``."""
+        extra = f" {attrs}" if attrs else ""
+        return self.emit(f"{name} {', '.join(operands)}{extra} : {tensor_type(aval)}")
+
+    def op_typed(self, name: str, operands: Sequence[str], in_avals: Sequence[ShapedArray], out: ShapedArray,
+                 attrs: str = "") -> str:
+        """An op with a functional type: ``op %a attrs : (tensor<...>) -> tensor<...>``."""
+        ins = ", ".join(tensor_type(a) for a in in_avals)
+        extra = attrs if attrs.startswith(",") else f" {attrs}" if attrs else ""
+        return self.emit(f"{name} {', '.join(operands)}{extra} : ({ins}) -> {tensor_type(out)}")
+
+    def constant(self, value: object, dtype: DType, shape: tuple[int, ...] = ()) -> str:
+        arr = np.broadcast_to(np.asarray(value, dtype), shape)
+        return self.emit(f"stablehlo.constant {dense_attr(np.asarray(arr))} : {tensor_type(ShapedArray(shape, dtype))}")
+
+    def broadcast(self, x: str, aval: ShapedArray, shape: tuple[int, ...], dims: Sequence[int] | None = None) -> str:
+        """``broadcast_in_dim`` of ``x`` to ``shape`` (default: trailing-aligned dims)."""
+        if aval.shape == shape:
+            return x
+        if dims is None:
+            dims = range(len(shape) - aval.ndim, len(shape))
+        out = ShapedArray(shape, aval.dtype)
+        return self.op_typed("stablehlo.broadcast_in_dim", [x], [aval], out, f", dims = [{', '.join(map(str, dims))}]")
+
+    def convert(self, x: str, aval: ShapedArray, dtype: DType) -> str:
+        if aval.dtype == dtype:
+            return x
+        return self.op_typed("stablehlo.convert", [x], [aval], ShapedArray(aval.shape, dtype))
+
+
+def lower_function(module: ModuleBuilder, jaxpr: Jaxpr, name: str, public: bool) -> str:
+    """The text of one ``func.func``: constvars then invars are its parameters."""
+    fn = FunctionBuilder()
+    env: dict[int, str] = {}
+    params = []
+    for i, v in enumerate(jaxpr.constvars + jaxpr.invars):
+        env[id(v)] = f"%arg{i}"
+        params.append(f"%arg{i}: {tensor_type(v.aval)}")
+
+    def read(a: Any) -> str:
+        if type(a) is Literal:
+            ctx = LoweringRuleContext(module, fn, [], [a.aval])
+            return ctx.constant(a.val, a.aval.dtype)
+        return env[id(a)]
+
+    for i, eqn in enumerate(jaxpr.eqns):
+        prim = eqn.primitive
+        rule = prim.lowering_rule
+        if rule is None:
+            raise LoweringError(
+                f"no lowering rule for primitive '{prim.name}' (equation {i} of {name}: {pp_eqn_in(jaxpr, i)})"
+            )
+        fn.location = f' loc("{name}.eqn{i}.{prim.name}")'
+        operands = [read(a) for a in eqn.invars]
+        ctx = LoweringRuleContext(module, fn, [a.aval for a in eqn.invars], [v.aval for v in eqn.outvars])
+        try:
+            out = rule(ctx, *operands, **eqn.params)
+        except LoweringError:
+            raise
+        except Exception as e:
+            raise LoweringError(
+                f"lowering rule of '{prim.name}' failed on equation {i} of {name} ({pp_eqn_in(jaxpr, i)}): {e}"
+            ) from e
+        outs = out if isinstance(out, list) else [out]
+        for v, o in zip(eqn.outvars, outs):
+            env[id(v)] = o
+    fn.location = ""
+    results = [read(a) for a in jaxpr.outvars]
+    out_types = [tensor_type(a.aval) for a in jaxpr.outvars]
+    vis = "public" if public else "private"
+    head = f"  func.func {vis} @{name}({', '.join(params)}) -> ({', '.join(out_types)}) {{"
+    ret = f"    return {', '.join(results)} : {', '.join(out_types)}" if results else "    return"
+    return "\n".join([head, *fn.lines, ret, "  }"])
+
+
+def lower_jaxpr(closed: ClosedJaxpr | Jaxpr, name: str = "main") -> str:
+    """A StableHLO module whose public ``@main`` takes the constvars then the invars."""
+    jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
+    module = ModuleBuilder()
+    main = lower_function(module, jaxpr, "main", public=True)
+    body = "\n".join([main, *module.functions])
+    module_name = "".join(c if c.isalnum() or c == "_" else "_" for c in f"jit_{name}")
+    return (
+        f"module @{module_name} attributes {{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}} {{\n"
+        f"{body}\n}}\n"
+    )
+
+
