@@ -36,3 +36,9 @@ from fcore.api.autodiff import (
 )
 from fcore.api.vectorize import vmap as vmap
 from fcore import transforms as transforms
+from fcore.api.jit import (
+    block_until_ready as block_until_ready,
+    device_put as device_put,
+    devices as devices,
+    jit as jit,
+)

@@ -54,6 +54,12 @@ class EvalTrace(Trace):
     __slots__ = ()
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:
+        if prim.impl_takes_arrays:
+            for a in args:
+                if isinstance(a, Tracer):
+                    to_numpy_arg(a)  # raises UnexpectedTracerError
+            assert prim.impl_rule is not None
+            return prim.impl_rule(*args, **params)
         vals = []
         weaks = []
         for a in args:

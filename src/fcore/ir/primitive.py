@@ -73,6 +73,7 @@ class Primitive:
         "dce_rule",
         "weak_type_rule",
         "jvp_takes_symbolic_zeros",
+        "impl_takes_arrays",
         "__weakref__",
     )
 
@@ -92,14 +93,19 @@ class Primitive:
         self.transpose_rule: Callable[..., Any] | None = None
         self.batching_rule: Callable[..., Any] | None = None
         self.lowering_rule: Callable[..., Any] | None = None
-        #: jaxpr-level partial evaluation of one equation (higher-order primitives).
-        self.partial_eval_rule: Callable[..., Any] | None = None
+        #: Partial evaluation of a higher-order primitive, at the level of its params:
+        #: ``(unknowns, **params) -> (known_params, unknown_params, out_unknowns, num_res)``.
+        #: The known half maps known inputs to known outputs + residuals; the unknown half
+        #: maps residuals + unknown inputs to unknown outputs; both bind this primitive.
+        self.partial_eval_rule: Callable[..., tuple[Any, Any, list[bool], int]] | None = None
         #: jaxpr-level DCE of one equation (higher-order primitives).
         self.dce_rule: Callable[[Sequence[bool], JaxprEqn], tuple[list[bool], JaxprEqn | None]] | None = None
         #: ``(in_weak_types, params) -> out weak type`` used by eager evaluation.
         self.weak_type_rule: Callable[[Sequence[bool], Mapping[str, ParamValue]], bool] | None = None
         #: fcore's own jvp rules understand ``Zero`` tangents; user rules get materialized zeros.
         self.jvp_takes_symbolic_zeros = False
+        #: The eager impl receives fcore arrays as they are (e.g. ``jit`` keeps device buffers).
+        self.impl_takes_arrays = False
         if name not in _registry:
             _registry[name] = self
 

@@ -12,7 +12,7 @@ from typing import Any
 from fcore.interpreters.stack import bind_with_trace
 from fcore.interpreters.staging import StagingTrace, StagingTracer
 from fcore.interpreters.trace import Trace
-from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Var
+from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Var, new_eqn
 from fcore.ir.params import ParamValue
 from fcore.ir.primitive import Primitive
 from fcore.transforms.util import bools, verified
@@ -29,13 +29,23 @@ class PartialEvalTrace(StagingTrace):
         super().__init__(description)
         self.parent = parent
 
+    def is_unknown(self, x: object) -> bool:
+        return type(x) is StagingTracer and x._trace is self
+
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:
-        for a in args:
-            if type(a) is StagingTracer and a._trace is self:
-                break
-        else:
+        unknowns = [self.is_unknown(a) for a in args]
+        if not any(unknowns):
             return bind_with_trace(self.parent, prim, args, params)
-        return super().process_primitive(prim, args, params)
+        rule = prim.partial_eval_rule
+        if rule is None:
+            return super().process_primitive(prim, args, params)
+        known_params, unknown_params, out_unknowns, num_res = rule(unknowns, **params)
+        known = bind_with_trace(self.parent, prim, [a for a, u in zip(args, unknowns) if not u], known_params)
+        n_known = len(known) - num_res
+        res = known[n_known:]
+        staged = super().process_primitive(prim, res + [a for a, u in zip(args, unknowns) if u], unknown_params)
+        known_it, staged_it = iter(known[:n_known]), iter(staged)
+        return [next(staged_it) if u else next(known_it) for u in out_unknowns]
 
 
 def partial_eval_jaxpr(
@@ -68,16 +78,19 @@ def partial_eval_jaxpr(
         rule = eqn.primitive.partial_eval_rule
         if rule is not None:
             in_unknowns = [isinstance(a, Var) and id(a) in unknown_ids for a in eqn.invars]
-            known_eqn, unknown_eqn, out_unknowns, res = rule(eqn, in_unknowns)
-            if known_eqn is not None:
-                known_eqns.append(known_eqn)
+            known_params, unknown_params, out_unknowns, num_res = rule(in_unknowns, **eqn.params)
+            known_ins = [a for a, u in zip(eqn.invars, in_unknowns) if not u]
+            known_outs = [v for v, u in zip(eqn.outvars, out_unknowns) if not u]
+            res_avals = eqn.primitive.abstract_eval([a.aval for a in known_ins], known_params)[len(known_outs):]
+            res = [Var(a) for a in res_avals]
+            assert len(res) == num_res
+            known_eqns.append(new_eqn(eqn.primitive, known_ins, known_outs + res, known_params))
+            unknown_ins = res + [a for a, u in zip(eqn.invars, in_unknowns) if u]
+            unknown_outs = [v for v, u in zip(eqn.outvars, out_unknowns) if u]
+            unknown_eqns.append(new_eqn(eqn.primitive, unknown_ins, unknown_outs, unknown_params))
             for r in res:
-                residuals.setdefault(id(r), r)
-            if unknown_eqn is not None:
-                unknown_eqns.append(unknown_eqn)
-            for v, u in zip(eqn.outvars, out_unknowns):
-                if u:
-                    unknown_ids.add(id(v))
+                residuals[id(r)] = r
+            unknown_ids.update(id(v) for v in unknown_outs)
             continue
         unknown_eqns.append(eqn)
         for a in eqn.invars:

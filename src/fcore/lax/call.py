@@ -1,0 +1,183 @@
+"""``jit``: the call primitive holding a closed jaxpr, with every rule side by side.
+
+Its impl compiles the jaxpr with XLA (cached by the jaxpr's structure, so
+alpha-equivalent jaxprs share an executable) and runs it on device buffers. The
+jaxpr parameter never has consts: they are hoisted into explicit leading operands,
+which is what lets a jitted function close over tracers of outer transformations.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+
+from fcore.backend import runtime
+from fcore.backend.lowering import LoweringRuleContext, lower_jaxpr, tensor_type
+from fcore.errors import FcoreError
+from fcore.interpreters.array import ArrayImpl
+from fcore.interpreters.eval import to_numpy_arg
+from fcore.ir.avals import ShapedArray
+from fcore.ir.core import ClosedJaxpr, Jaxpr
+from fcore.ir.primitive import Primitive
+from fcore.ir.printer import pp_eqn_in
+from fcore.transforms.ad_util import Zero, is_undefined
+from fcore.transforms.batching import batch_jaxpr
+from fcore.transforms.dce import dce_jaxpr_open
+from fcore.transforms.jvp import jvp_jaxpr
+from fcore.transforms.partial_eval import partial_eval_jaxpr
+from fcore.transforms.transpose import transpose_jaxpr
+
+jit_p = Primitive("jit", multiple_results=True, param_names=("jaxpr", "name"))
+jit_p.impl_takes_arrays = True
+
+
+def hoist_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
+    """Constvars become leading invars; returns the const-free jaxpr and the consts."""
+    j = closed.jaxpr
+    if not j.constvars:
+        return closed, []
+    return ClosedJaxpr(Jaxpr((), j.constvars + j.invars, j.outvars, j.eqns), ()), list(closed.consts)
+
+
+def bind_jit(closed: ClosedJaxpr, args: Sequence[Any], name: str) -> list[Any]:
+    hoisted, consts = hoist_consts(closed)
+    outs: list[Any] = jit_p.bind(*consts, *args, jaxpr=hoisted, name=name)
+    return outs
+
+
+@jit_p.def_abstract_eval
+def _jit_abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, name: str) -> list[ShapedArray]:
+    expected = jaxpr.in_avals
+    if len(avals) != len(expected):
+        raise TypeError(f"jit of {name} takes {len(expected)} arguments, got {len(avals)}")
+    for i, (got, want) in enumerate(zip(avals, expected)):
+        if got.shape != want.shape or got.dtype != want.dtype:
+            raise TypeError(f"jit of {name}: argument {i} has type {got.str_short()}, expected {want.str_short()}")
+    return jaxpr.out_avals
+
+
+# -- impl: compile once per jaxpr structure, run on device buffers -------------------------
+_compiled: dict[Jaxpr, runtime.Executable] = {}
+_compile_lock = threading.Lock()
+
+
+class CompileError(FcoreError, RuntimeError):
+    """XLA rejected the program; the message names the jaxpr equation that produced the op."""
+
+
+def compile_jaxpr(closed: ClosedJaxpr, name: str) -> runtime.Executable:
+    """The executable for ``closed`` (consts as leading parameters), from the cache if seen."""
+    exe = _compiled.get(closed.jaxpr)
+    if exe is None:
+        text = lower_jaxpr(closed, name)
+        try:
+            exe = runtime.compile(text, [(a.shape, a.dtype) for a in closed.out_avals])
+        except runtime.XlaCompileError as e:
+            raise CompileError(_explain_compile_error(e, text, closed.jaxpr)) from e
+        with _compile_lock:
+            exe = _compiled.setdefault(closed.jaxpr, exe)
+    return exe
+
+
+def _explain_compile_error(e: runtime.XlaCompileError, text: str, jaxpr: Jaxpr) -> str:
+    """Find the failing op's ``loc("main.eqnN.prim")`` and name that jaxpr equation."""
+    m = re.search(r"-:(\d+):\d+", e.xla_message)
+    lines = text.split("\n")
+    if m and 0 < int(m.group(1)) <= len(lines):
+        loc = re.search(r'loc\("(\w+)\.eqn(\d+)\.([\w]+)"\)', lines[int(m.group(1)) - 1])
+        if loc and loc.group(1) == "main":
+            i = int(loc.group(2))
+            return f"XLA failed on the lowering of primitive '{loc.group(3)}' (equation {i}: {pp_eqn_in(jaxpr, i)}): {e.xla_message}"
+        if loc:
+            return f"XLA failed on primitive '{loc.group(3)}' in nested function {loc.group(1)}: {e.xla_message}"
+    return f"XLA compilation failed: {e.xla_message}"
+
+
+def to_device(x: Any) -> runtime.DeviceBuffer:
+    """A device buffer for an operand; an ``ArrayImpl`` keeps its buffer for next time."""
+    if type(x) is ArrayImpl:
+        buf = x.device_buffer()
+        if buf is None:
+            buf = runtime.device_put(x.host())
+            x.set_device_buffer(buf)
+        assert isinstance(buf, runtime.DeviceBuffer)
+        return buf
+    arr, _ = to_numpy_arg(x)
+    return runtime.device_put(arr)
+
+
+def execute(exe: runtime.Executable, out_avals: Sequence[ShapedArray], args: Sequence[Any]) -> list[ArrayImpl]:
+    bufs = exe.execute([to_device(a) for a in args])
+    return [ArrayImpl(None, a.weak_type, b) for a, b in zip(out_avals, bufs)]
+
+
+@jit_p.def_impl
+def _jit_impl(*args: Any, jaxpr: ClosedJaxpr, name: str) -> list[ArrayImpl]:
+    return execute(compile_jaxpr(jaxpr, name), jaxpr.out_avals, args)
+
+
+# -- transformation rules ------------------------------------------------------------------
+def _jit_jvp(primals: list[Any], tangents: list[Any], *, jaxpr: ClosedJaxpr, name: str) -> tuple[Any, Any]:
+    nonzeros = [type(t) is not Zero for t in tangents]
+    jvp_closed, out_nz = jvp_jaxpr(jaxpr, nonzeros, False)
+    outs = bind_jit(jvp_closed, [*primals, *[t for t in tangents if type(t) is not Zero]], f"jvp_{name}")
+    n = len(jaxpr.out_avals)
+    tangent_it = iter(outs[n:])
+    touts = [next(tangent_it) if nz else Zero(a) for nz, a in zip(out_nz, jaxpr.out_avals)]
+    return outs[:n], touts
+
+
+jit_p.jvp_rule = _jit_jvp
+jit_p.jvp_takes_symbolic_zeros = True
+
+
+@jit_p.def_batching
+def _jit_batching(
+    axis_size: int, vals: list[Any], dims: list[int | None], *, jaxpr: ClosedJaxpr, name: str
+) -> tuple[list[Any], list[int | None]]:
+    batched, out_dims = batch_jaxpr(jaxpr, axis_size, dims)
+    return bind_jit(batched, vals, f"vmap_{name}"), out_dims
+
+
+@jit_p.def_transpose
+def _jit_transpose(cts: list[Any], *invals: Any, jaxpr: ClosedJaxpr, name: str) -> list[Any]:
+    linear = [is_undefined(x) for x in invals]
+    transposed = transpose_jaxpr(jaxpr, linear)
+    nonlinear = [x for x, lin in zip(invals, linear) if not lin]
+    outs = iter(bind_jit(transposed, [*nonlinear, *cts], f"transpose_{name}"))
+    return [next(outs) if lin else None for lin in linear]
+
+
+@jit_p.def_partial_eval
+def _jit_partial_eval(
+    unknowns: list[bool], *, jaxpr: ClosedJaxpr, name: str
+) -> tuple[dict[str, Any], dict[str, Any], list[bool], int]:
+    known, unknown, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns, False)
+    return {"jaxpr": known, "name": name}, {"jaxpr": unknown, "name": name}, out_unknowns, num_res
+
+
+@jit_p.def_dce
+def _jit_dce(used_outputs: Sequence[bool], eqn: Any) -> tuple[list[bool], Any]:
+    closed: ClosedJaxpr = eqn.params["jaxpr"]
+    new, used_inputs = dce_jaxpr_open(closed.jaxpr, used_outputs)
+    invars = [a for a, u in zip(eqn.invars, used_inputs) if u]
+    outvars = [v for v, u in zip(eqn.outvars, used_outputs) if u]
+    params = eqn.params.replace(jaxpr=ClosedJaxpr(new, ()))
+    return used_inputs, eqn.replace(invars=tuple(invars), outvars=tuple(outvars), params=params)
+
+
+@jit_p.def_lowering
+def _jit_lowering(ctx: LoweringRuleContext, *args: str, jaxpr: ClosedJaxpr, name: str) -> list[str]:
+    sym = ctx.module.private_function(jaxpr.jaxpr, name)
+    outs = jaxpr.out_avals
+    ins = ", ".join(tensor_type(a) for a in ctx.avals_in)
+    out_types = ", ".join(tensor_type(a) for a in outs)
+    result = ctx.emit(f"func.call @{sym}({', '.join(args)}) : ({ins}) -> ({out_types})", n_results=len(outs))
+    if len(outs) == 1:
+        return [result]
+    return [f"{result}#{i}" for i in range(len(outs))]
+
+
