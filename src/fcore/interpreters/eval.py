@@ -63,23 +63,34 @@ class EvalTrace(Trace):
         vals = []
         weaks = []
         for a in args:
-            v, w = to_numpy_arg(a)
-            vals.append(v)
-            weaks.append(w)
+            if type(a) is ArrayImpl:
+                host = a._np
+                vals.append(host if host is not None else a.host())
+                weaks.append(a._weak)
+            else:
+                v, w = to_numpy_arg(a)
+                vals.append(v)
+                weaks.append(w)
         impl = prim.impl_rule
         if impl is None:
             raise NotImplementedError(f"primitive '{prim.name}' has no eager implementation (impl rule)")
         out = impl(*vals, **params)
+        verify = verify_enabled()
         if prim.multiple_results:
             outs = [np.asarray(o) for o in out]
             out_weak = self._out_weak_types(prim, vals, weaks, params, len(outs))
-            result = [ArrayImpl(o, w) for o, w in zip(outs, out_weak)]
-            if verify_enabled():
+            if verify:
                 _check_impl(prim, vals, weaks, params, outs, out_weak)
-            return result
-        o = np.asarray(out)
-        (w,) = self._out_weak_types(prim, vals, weaks, params, 1)
-        if verify_enabled():
+            return [ArrayImpl(o, w) for o, w in zip(outs, out_weak)]
+        o = out if type(out) is np.ndarray else np.asarray(out)
+        rule = prim.weak_type_rule
+        if rule is not None:
+            w = rule(weaks, params)
+        elif True in weaks:
+            (w,) = self._out_weak_types(prim, vals, weaks, params, 1)
+        else:
+            w = False
+        if verify:
             _check_impl(prim, vals, weaks, params, [o], [w])
         return ArrayImpl(o, w)
 

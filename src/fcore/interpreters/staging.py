@@ -50,7 +50,7 @@ class StagingTrace(Trace):
         self.const_vars: list[Var] = []
         self.const_vals: list[Any] = []
         self._const_ids: dict[int, Var] = {}
-        self._literals: dict[tuple[type, object], Literal] = {}
+        self._literals: dict[tuple[object, ...], Literal] = {}
 
     # -- building -------------------------------------------------------------------
     def new_arg(self, aval: ShapedArray) -> StagingTracer:
@@ -90,15 +90,15 @@ class StagingTrace(Trace):
     def to_atom(self, x: object) -> Atom:
         if type(x) is StagingTracer and x._trace is self:
             return x.atom
-        if isinstance(x, Literal):
+        if type(x) is ArrayImpl and x.shape == ():
+            return self._scalar_literal(x)
+        if type(x) is Literal:
             return x
+        if type(x) is float or type(x) is int or type(x) is bool or type(x) is complex:
+            return self.literal(x)
         if isinstance(x, Tracer):
-            if isinstance(x, StagingTracer) and x._trace is self:
-                return x.atom
             x._trace.check_alive()
             return self.lift_const(x)
-        if isinstance(x, (bool, int, float, complex)):
-            return self.literal(x)
         if isinstance(x, (np.ndarray, np.generic, ArrayImpl)):
             if x.shape == ():
                 return self._scalar_literal(x)
@@ -119,7 +119,12 @@ class StagingTrace(Trace):
         weak = x.weak_type if isinstance(x, ArrayImpl) else False
         arr = np.asarray(x)
         dt = dtypes.canonicalize_dtype(arr.dtype)
-        return Literal.of(arr, shaped_array((), dt, weak))
+        key = (dt, weak, arr.tobytes())
+        lit = self._literals.get(key)
+        if lit is None:
+            lit = Literal.of(arr, shaped_array((), dt, weak))
+            self._literals[key] = lit
+        return lit
 
     def lift_const(self, x: Any) -> Var:
         """A constvar for a closed-over array or outer-trace tracer (one per object)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,18 +22,19 @@ from fcore.ir.primitive import Primitive
 from fcore.lax._base import ArrayLike, broadcast_shapes_scalar, match_scalars, same_dtypes
 
 NpArray = np.ndarray[Any, Any]
-DtypeCheck = Callable[[DType], bool]
 
 
-def _accepts(kinds: str) -> DtypeCheck:
-    checks: dict[str, DtypeCheck] = {
-        "float": dtypes.is_floating,
-        "complex": dtypes.is_complex,
-        "int": dtypes.is_integer,
-        "bool": dtypes.is_bool,
-    }
-    selected = [checks[k] for k in kinds.split("|")]
-    return lambda dt: any(c(dt) for c in selected)
+_KIND_DTYPES: dict[str, frozenset[DType]] = {
+    "float": frozenset(d for d in dtypes.SUPPORTED_DTYPES if dtypes.is_floating(d)),
+    "complex": frozenset(d for d in dtypes.SUPPORTED_DTYPES if dtypes.is_complex(d)),
+    "int": frozenset(d for d in dtypes.SUPPORTED_DTYPES if dtypes.is_integer(d)),
+    "bool": frozenset([dtypes.bool_]),
+}
+
+
+def _accepted(kinds: str) -> frozenset[DType]:
+    """The dtypes of the ``|``-separated kinds (computed once per primitive)."""
+    return frozenset().union(*(_KIND_DTYPES[k] for k in kinds.split("|")))
 
 
 _NUM = "float|complex|int"
@@ -43,21 +44,35 @@ _ANY = "float|complex|int|bool"
 
 
 def _check_dtype(name: str, dt: DType, kinds: str) -> None:
-    if not _accepts(kinds)(dt):
+    if dt not in _accepted(kinds):
         raise TypeError(
             f"{name} does not accept dtype {dtypes.dtype_name(dt)}. Accepted dtype kinds: {kinds.replace('|', ', ')}."
         )
 
 
 def _nary_abstract_eval(name: str, kinds: str, out_dtype: DType | None = None) -> Callable[..., ShapedArray]:
+    accepted = _accepted(kinds)
+
     def rule(*avals: ShapedArray, **params: ParamValue) -> ShapedArray:
+        first = avals[0]
+        if len(avals) == 1 and out_dtype is None and first.dtype in accepted:
+            return first  # fast path: unary, same type out
         dt = same_dtypes(name, avals)
-        _check_dtype(name, dt, kinds)
+        if dt not in accepted:
+            _check_dtype(name, dt, kinds)
         shape = broadcast_shapes_scalar(name, avals)
-        weak = all(a.weak_type for a in avals)
-        return shaped_array(shape, dt if out_dtype is None else out_dtype, weak and out_dtype is None)
+        weak = all(a.weak_type for a in avals) and out_dtype is None
+        if out_dtype is None:
+            for a in avals:  # reuse an interned input aval when it is the answer
+                if a.shape == shape and a.weak_type == weak:
+                    return a
+        return shaped_array(shape, dt if out_dtype is None else out_dtype, weak)
 
     return rule
+
+
+def _all_weak(weaks: Sequence[bool], params: Mapping[str, ParamValue]) -> bool:
+    return all(weaks)
 
 
 def _define(
@@ -66,6 +81,7 @@ def _define(
     p = Primitive(name, param_names=())
     p.def_abstract_eval(_nary_abstract_eval(name, kinds, out_dtype))
     p.def_impl(impl)
+    p.weak_type_rule = _all_weak if out_dtype is None else (lambda weaks, params: False)
     return p
 
 
@@ -383,6 +399,9 @@ def _select_n_impl(which: NpArray, *cases: NpArray) -> NpArray:
     return np.asarray(np.choose(np.broadcast_to(which, cases[0].shape), cases))
 
 
+select_n_p.weak_type_rule = lambda weaks, params: all(weaks[1:])
+
+
 def select_n(which: ArrayLike, *cases: ArrayLike) -> Array:
     """``cases[which]`` elementwise (``lax.select_n``); ``which`` is bool or int32."""
     result: Array = select_n_p.bind(which, *cases)
@@ -405,6 +424,9 @@ def _clamp_abstract_eval(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> Sh
 @clamp_p.def_impl
 def _clamp_impl(lo: NpArray, x: NpArray, hi: NpArray) -> NpArray:
     return np.asarray(np.minimum(np.maximum(x, lo), hi)).astype(x.dtype, copy=False)
+
+
+clamp_p.weak_type_rule = _all_weak
 
 
 def clamp(lo: ArrayLike, x: ArrayLike, hi: ArrayLike) -> Array:
@@ -514,7 +536,7 @@ defjvp(log_p, lambda g, x: div(g, x))
 defjvp(log1p_p, lambda g, x: div(g, add(x, _full_like(x, 1.0))))
 defjvp_with_output(expm1_p, lambda g, ans, x: mul(g, add(ans, _full_like(x, 1.0))))
 defjvp(sin_p, lambda g, x: mul(g, cos(x)))
-defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
+defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))  # the neg stays on the tangent side, where it can cancel
 defjvp_with_output(tan_p, lambda g, ans, x: mul(g, add(_full_like(x, 1.0), mul(ans, ans))))
 defjvp_with_output(tanh_p, lambda g, ans, x: mul(g, sub(_full_like(x, 1.0), mul(ans, ans))))
 defjvp_with_output(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_full_like(x, 1.0), ans))))
@@ -572,8 +594,10 @@ defjvp(clamp_p,
        lambda g, lo, x, hi: _mask(g, lt(hi, x)))
 
 # Linear primitives: jvp applies the primitive to tangents; transpose below.
-for _p in (neg_p, add_p, sub_p, real_p, imag_p, conj_p, complex_p):
+for _p in (neg_p, real_p, imag_p, conj_p, complex_p):
     deflinear(_p)
+defjvp(add_p, lambda g, x, y: g, lambda g, x, y: g)
+defjvp(sub_p, lambda g, x, y: g, lambda g, x, y: neg(g))
 defjvp(mul_p, lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
 defjvp(div_p, lambda g, x, y: div(g, y), lambda g, x, y: mul(neg(g), div(x, mul(y, y))))
 

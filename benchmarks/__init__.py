@@ -1,0 +1,1 @@
+"""fcore vs jax benchmarks, measured side by side in one process (``python -m benchmarks``)."""

@@ -1,0 +1,86 @@
+"""Issue 4 workloads: jit dispatch, first-call compile, MLP training step, matmul."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from benchmarks.harness import Result, compare
+from benchmarks.workloads import chain, mlp_loss
+
+
+def _init_mlp(sizes: list[int], seed: int = 0) -> list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]]:
+    rng = np.random.default_rng(seed)
+    return [
+        ((rng.normal(size=(m, n)) / np.sqrt(m)).astype(np.float32), np.zeros(n, np.float32))
+        for m, n in zip(sizes[:-1], sizes[1:])
+    ]
+
+
+def _first_call(make: Callable[[], Callable[[], object]]) -> float:
+    fn = make()
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def run() -> list[Result]:
+    import jax
+    import jax.numpy as jnp
+
+    import fcore
+    import fcore.numpy as fnp
+
+    results = []
+    a = np.arange(8, dtype=np.float32)
+    fa, fb = fcore.device_put(a), fcore.device_put(a * 2)
+    ja, jb = jnp.asarray(a), jnp.asarray(a * 2)
+    ff = fcore.jit(lambda x, y: x * y + 1)
+    jf = jax.jit(lambda x, y: x * y + 1)
+    results.append(compare("jit dispatch x*y+1 f32[8] (+wait)", lambda: ff(fa, fb).block_until_ready(),
+                           lambda: jf(ja, jb).block_until_ready(), number=2000, target="<= 1.5"))
+    x8 = np.linspace(0, 1, 8, dtype=np.float32)
+    f_t = [_first_call(lambda: (lambda f=fcore.jit(chain(fnp, 1000)): f(x8).block_until_ready())) for _ in range(3)]
+    j_t = [_first_call(lambda: (lambda f=jax.jit(chain(jnp, 1000)): f(x8).block_until_ready())) for _ in range(3)]
+    results.append(Result("first call jit(chain 1000)", "ms", sorted(f_t)[1] * 1e3, sorted(j_t)[1] * 1e3, "<= 0.9"))
+
+    params = _init_mlp([784, 512, 512, 10])
+    rng = np.random.default_rng(1)
+    xb = rng.normal(size=(128, 784)).astype(np.float32)
+    yb = rng.normal(size=(128, 10)).astype(np.float32)
+    f_loss, j_loss = mlp_loss(fnp), mlp_loss(jnp)
+
+    def f_step_fn(p: Any, x: Any, y: Any) -> Any:
+        g = fcore.grad(f_loss)(p, x, y)
+        return [(w - 0.01 * gw, b - 0.01 * gb) for (w, b), (gw, gb) in zip(p, g)]
+
+    def j_step_fn(p: Any, x: Any, y: Any) -> Any:
+        g = jax.grad(j_loss)(p, x, y)
+        return [(w - 0.01 * gw, b - 0.01 * gb) for (w, b), (gw, gb) in zip(p, g)]
+
+    f_t = [_first_call(lambda: (lambda f=fcore.jit(fcore.value_and_grad(mlp_loss(fnp))): fcore.block_until_ready(
+        f(params, xb, yb)))) for _ in range(3)]
+    j_t = [_first_call(lambda: (lambda f=jax.jit(jax.value_and_grad(mlp_loss(jnp))): jax.block_until_ready(
+        f(params, xb, yb)))) for _ in range(3)]
+    results.append(Result("first call jit(value_and_grad(mlp loss))", "ms", sorted(f_t)[1] * 1e3,
+                          sorted(j_t)[1] * 1e3, "<= 0.9"))
+    f_step, j_step = fcore.jit(f_step_fn), jax.jit(j_step_fn)
+    fp = fcore.device_put(params)
+    jp = jax.device_put(params)
+    fx, fy = fcore.device_put(xb), fcore.device_put(yb)
+    jx, jy = jax.device_put(xb), jax.device_put(yb)
+    results.append(compare("jitted MLP step 784-512-512-10 b128", lambda: fcore.block_until_ready(f_step(fp, fx, fy)),
+                           lambda: jax.block_until_ready(j_step(jp, jx, jy)), number=20, scale=1e3, unit="ms",
+                           target="<= 1.05"))
+    m = np.random.default_rng(2).normal(size=(1024, 1024)).astype(np.float32)
+    fm, jm = fcore.device_put(m), jax.device_put(m)
+    fmm, jmm = fcore.jit(lambda a, b: a @ b), jax.jit(lambda a, b: a @ b)
+    r = compare("matmul 1024^2 f32", lambda: fmm(fm, fm).block_until_ready(), lambda: jmm(jm, jm).block_until_ready(),
+                number=10, scale=1.0, unit="s")
+    flops = 2 * 1024**3
+    results.append(Result("matmul 1024^2 f32 GFLOP/s", "GFLOP/s", flops / r.fcore / 1e9, flops / r.jax / 1e9,
+                          ">= 0.95"))
+    return results
