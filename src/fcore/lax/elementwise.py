@@ -50,12 +50,14 @@ def _check_dtype(name: str, dt: DType, kinds: str) -> None:
         )
 
 
-def _nary_abstract_eval(name: str, kinds: str, out_dtype: DType | None = None) -> Callable[..., ShapedArray]:
+def _nary_abstract_eval(name: str, arity: int, kinds: str, out_dtype: DType | None = None) -> Callable[..., ShapedArray]:
     accepted = _accepted(kinds)
 
     def rule(*avals: ShapedArray, **params: ParamValue) -> ShapedArray:
+        if len(avals) != arity:
+            raise TypeError(f"{name} takes {arity} operand(s), got {len(avals)}")
         first = avals[0]
-        if len(avals) == 1 and out_dtype is None and first.dtype in accepted:
+        if arity == 1 and out_dtype is None and first.dtype in accepted:
             return first  # fast path: unary, same type out
         dt = same_dtypes(name, avals)
         if dt not in accepted:
@@ -79,7 +81,7 @@ def _define(
     name: str, arity: int, kinds: str, impl: Callable[..., NpArray], out_dtype: DType | None = None
 ) -> Primitive:
     p = Primitive(name, param_names=())
-    p.def_abstract_eval(_nary_abstract_eval(name, kinds, out_dtype))
+    p.def_abstract_eval(_nary_abstract_eval(name, arity, kinds, out_dtype))
     p.def_impl(impl)
     p.weak_type_rule = _all_weak if out_dtype is None else (lambda weaks, params: False)
     return p

@@ -6,3 +6,11 @@ from fcore.transforms.dce import dce_jaxpr as dce_jaxpr
 from fcore.transforms.jvp import jvp_jaxpr as jvp_jaxpr
 from fcore.transforms.partial_eval import partial_eval_jaxpr as partial_eval_jaxpr
 from fcore.transforms.transpose import transpose_jaxpr as transpose_jaxpr
+from fcore.transforms.simplify import (
+    cse as cse,
+    dce as dce,
+    fold_constants as fold_constants,
+    inline_calls as inline_calls,
+    pipeline as pipeline,
+    simplify_algebra as simplify_algebra,
+)

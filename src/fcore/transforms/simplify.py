@@ -1,0 +1,218 @@
+"""Simplification passes: CSE, constant folding, algebraic identities, call inlining.
+
+Each is a pure ``ClosedJaxpr -> ClosedJaxpr`` function that preserves types and
+semantics, walks the equations once, and is idempotent. ``pipeline`` composes passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+
+import numpy as np
+
+from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from fcore.transforms.dce import dce_jaxpr
+from fcore.transforms.util import verified
+
+Pass = Callable[[ClosedJaxpr], ClosedJaxpr]
+
+
+def _sub(subst: dict[int, Atom], a: Atom) -> Atom:
+    return subst.get(id(a), a) if type(a) is Var else a
+
+
+def _rebuild(jaxpr: Jaxpr, eqns: list[JaxprEqn], subst: dict[int, Atom]) -> Jaxpr:
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, tuple(_sub(subst, a) for a in jaxpr.outvars), tuple(eqns))
+
+
+def _renamed(eqn: JaxprEqn, subst: dict[int, Atom]) -> JaxprEqn:
+    if not subst:
+        return eqn
+    invars = tuple(_sub(subst, a) for a in eqn.invars)
+    return eqn if invars == eqn.invars else eqn.replace(invars=invars)
+
+
+def cse(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """cse : (a -> b) -> (a -> b)
+
+    Equations with the same primitive, operands and params compute the same value
+    (primitives are pure): later copies are replaced by the first.
+    """
+    jaxpr = closed.jaxpr
+    seen: dict[tuple[object, ...], tuple[Var, ...]] = {}
+    subst: dict[int, Atom] = {}
+    eqns: list[JaxprEqn] = []
+    for eqn in jaxpr.eqns:
+        eqn = _renamed(eqn, subst)
+        key = (eqn.primitive, tuple(a.key() if type(a) is Literal else id(a) for a in eqn.invars), eqn.params)
+        prev = seen.get(key)
+        if prev is not None and all(p.aval == v.aval for p, v in zip(prev, eqn.outvars)):
+            for v, p in zip(eqn.outvars, prev):
+                subst[id(v)] = p
+            continue
+        seen[key] = eqn.outvars
+        eqns.append(eqn)
+    return verified(ClosedJaxpr(_rebuild(jaxpr, eqns, subst), closed.consts))
+
+
+def fold_constants(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """fold_constants : (a -> b) -> (a -> b)
+
+    Equations whose operands are all literals and whose results are scalars are
+    evaluated now (with the primitive's impl) and replaced by literals.
+    """
+    jaxpr = closed.jaxpr
+    subst: dict[int, Atom] = {}
+    eqns: list[JaxprEqn] = []
+    for eqn in jaxpr.eqns:
+        eqn = _renamed(eqn, subst)
+        prim = eqn.primitive
+        if (
+            eqn.invars
+            and all(type(a) is Literal for a in eqn.invars)
+            and all(v.aval.shape == () for v in eqn.outvars)
+            and prim.impl_rule is not None
+            and not prim.impl_takes_arrays
+        ):
+            vals = [np.asarray(a.val) for a in eqn.invars if type(a) is Literal]
+            out = prim.impl_rule(*vals, **eqn.params)
+            outs = list(out) if prim.multiple_results else [out]
+            for v, o in zip(eqn.outvars, outs):
+                subst[id(v)] = Literal.of(np.asarray(o, v.aval.dtype), v.aval)
+            continue
+        eqns.append(eqn)
+    return verified(ClosedJaxpr(_rebuild(jaxpr, eqns, subst), closed.consts))
+
+
+def _is_literal(a: Atom, value: float) -> bool:
+    return type(a) is Literal and bool(np.asarray(a.val) == value)
+
+
+def simplify_algebra(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """simplify_algebra : (a -> b) -> (a -> b)
+
+    Local identities that transposition and differentiation leave behind:
+    ``x * 1 -> x``, ``x + 0 -> x``, ``neg(neg x) -> x`` and
+    ``neg(mul(neg a, b)) -> mul(a, b)`` (when the inner values have no other use).
+    Unused equations are then removed.
+    """
+    jaxpr = closed.jaxpr
+    uses: dict[int, int] = {}
+    for eqn in jaxpr.eqns:
+        for a in eqn.invars:
+            if type(a) is Var:
+                uses[id(a)] = uses.get(id(a), 0) + 1
+    for a in jaxpr.outvars:
+        if type(a) is Var:
+            uses[id(a)] = uses.get(id(a), 0) + 2  # outputs are never folded away
+
+    defs: dict[int, JaxprEqn] = {}
+    subst: dict[int, Atom] = {}
+    eqns: list[JaxprEqn] = []
+
+    def single_use_def(a: Atom, name: str) -> JaxprEqn | None:
+        if type(a) is not Var or uses.get(id(a), 0) != 1:
+            return None
+        d = defs.get(id(a))
+        return d if d is not None and d.primitive.name == name else None
+
+    for eqn in jaxpr.eqns:
+        eqn = _renamed(eqn, subst)
+        name = eqn.primitive.name
+        out = eqn.outvars[0] if len(eqn.outvars) == 1 else None
+        if out is not None and name in ("mul", "add", "sub"):
+            x, y = eqn.invars
+            unit = 1.0 if name == "mul" else 0.0
+            if _is_literal(y, unit) and x.aval.strip_weak_type() == out.aval.strip_weak_type():
+                subst[id(out)] = x
+                continue
+            if name != "sub" and _is_literal(x, unit) and y.aval.strip_weak_type() == out.aval.strip_weak_type():
+                subst[id(out)] = y
+                continue
+        if out is not None and name == "neg":
+            (x,) = eqn.invars
+            inner = single_use_def(x, "neg")
+            if inner is not None:
+                subst[id(out)] = inner.invars[0]
+                continue
+            prod = single_use_def(x, "mul")
+            if prod is not None:
+                a, b = prod.invars
+                neg_a, neg_b = single_use_def(a, "neg"), single_use_def(b, "neg")
+                if neg_a is not None:
+                    eqn = prod.replace(invars=(neg_a.invars[0], b), outvars=eqn.outvars)
+                elif neg_b is not None:
+                    eqn = prod.replace(invars=(a, neg_b.invars[0]), outvars=eqn.outvars)
+        for v in eqn.outvars:
+            defs[id(v)] = eqn
+        eqns.append(eqn)
+    simplified = ClosedJaxpr(_rebuild(jaxpr, eqns, subst), closed.consts)
+    pruned, _ = dce_jaxpr_keep_inputs(simplified)
+    return verified(pruned)
+
+
+def dce_jaxpr_keep_inputs(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[bool]]:
+    """DCE that keeps the signature (all inputs and outputs)."""
+    from fcore.transforms.dce import dce_jaxpr_open
+
+    jaxpr, used = dce_jaxpr_open(closed.jaxpr, [True] * len(closed.jaxpr.outvars), prune_inputs=False)
+    keep = {id(v) for v in jaxpr.constvars}
+    consts = tuple(c for v, c in zip(closed.jaxpr.constvars, closed.consts) if id(v) in keep)
+    return ClosedJaxpr(jaxpr, consts), used
+
+
+def inline_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """inline_calls : (a -> b) -> (a -> b)
+
+    Replaces every ``jit`` equation by the equations of its jaxpr (recursively, with
+    fresh variables for each inlined body), so later passes see one flat program.
+    """
+    jaxpr = closed.jaxpr
+    eqns: list[JaxprEqn] = []
+    env: dict[int, Atom] = {}
+    _inline_into(eqns, jaxpr, env, fresh=False)
+    return verified(ClosedJaxpr(_rebuild(jaxpr, eqns, env), closed.consts))
+
+
+def _inline_into(out: list[JaxprEqn], jaxpr: Jaxpr, env: dict[int, Atom], fresh: bool) -> list[Atom]:
+    """Append ``jaxpr``'s equations (calls inlined) to ``out``; return its outputs.
+
+    Recursion follows call nesting only, never the equation list.
+    """
+    for eqn in jaxpr.eqns:
+        invars = tuple(_sub(env, a) for a in eqn.invars)
+        inner = eqn.params.get("jaxpr") if eqn.primitive.name == "jit" else None
+        if isinstance(inner, ClosedJaxpr) and not inner.consts:
+            inner_env: dict[int, Atom] = {id(v): a for v, a in zip(inner.jaxpr.invars, invars)}
+            results = _inline_into(out, inner.jaxpr, inner_env, fresh=True)
+            for v, r in zip(eqn.outvars, results):
+                env[id(v)] = r
+            continue
+        outvars = eqn.outvars
+        if fresh:
+            outvars = tuple(Var(v.aval) for v in eqn.outvars)
+            for v, n in zip(eqn.outvars, outvars):
+                env[id(v)] = n
+        if invars != eqn.invars or outvars is not eqn.outvars:
+            eqn = eqn.replace(invars=invars, outvars=outvars)
+        out.append(eqn)
+    return [_sub(env, a) for a in jaxpr.outvars]
+
+
+def pipeline(*passes: Pass) -> Pass:
+    """Compose passes left to right into one ``ClosedJaxpr -> ClosedJaxpr`` pass."""
+
+    def run(closed: ClosedJaxpr) -> ClosedJaxpr:
+        for p in passes:
+            closed = p(closed)
+        return closed
+
+    return run
+
+
+def dce(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """DCE that keeps every output (a ``Pass`` for pipelines)."""
+    return dce_jaxpr(closed, [True] * len(closed.jaxpr.outvars))[0]
+
+
