@@ -8,7 +8,10 @@ from fcore.ir.core import (
     Atom as Atom, ClosedJaxpr as ClosedJaxpr, Jaxpr as Jaxpr, JaxprEqn as JaxprEqn,
     Literal as Literal, Var as Var, new_eqn as new_eqn,
 )
+from fcore.ir.builder import JaxprBuilder as JaxprBuilder
 from fcore.ir.params import Params as Params, ParamStruct as ParamStruct
+from fcore.ir.parser import parse_jaxpr as parse_jaxpr, register_param_enum as register_param_enum
+from fcore.ir.parser import register_param_struct as register_param_struct
 from fcore.ir.primitive import Primitive as Primitive, lookup_primitive as lookup_primitive
 from fcore.ir.printer import pp_jaxpr as pretty_print
 from fcore.ir.typecheck import JaxprType as JaxprType, typecheck as typecheck

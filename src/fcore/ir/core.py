@@ -93,7 +93,7 @@ def format_scalar(val: object, dtype: dtypes.DType) -> str:
         return str(int(arr))
     if dtypes.is_complex(dtype):
         c = complex(arr)
-        sign = "-" if c.imag < 0 else "+"
+        sign = "-" if math.copysign(1.0, c.imag) < 0 else "+"
         return f"({_format_float(c.real)}{sign}{_format_float(abs(c.imag))}j)"
     return _format_float(float(arr.astype(np.float64)))
 

@@ -8,6 +8,7 @@ each nested jaxpr; nothing about names is stored in the IR. A jaxpr that fits in
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterable
 
 import numpy as np
@@ -18,6 +19,11 @@ from fcore.ir.params import ParamStruct, ParamValue
 
 _WIDTH = 80
 _INDENT = "    "
+# Strings print bare (``name=sin``) when the parser cannot mistake them for another value.
+_BARE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NOT_BARE = frozenset({"True", "False", "None", "inf", "nan", "infj", "nanj"}) | frozenset(
+    dtypes.dtype_name(d) for d in dtypes.SUPPORTED_DTYPES
+)
 
 
 def encode_name(n: int) -> str:
@@ -74,6 +80,8 @@ def pp_param_value(value: ParamValue, indent: str) -> str:
         return repr(value) if np.isfinite(value) else str(value)
     if isinstance(value, ParamStruct):
         return repr(value)
+    if isinstance(value, str) and (value in _NOT_BARE or not _BARE_WORD.fullmatch(value)):
+        return repr(value)  # quoted: '3', 'a b', 'float32' and '' must not read back as other values
     return str(value)
 
 
