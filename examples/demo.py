@@ -49,7 +49,9 @@ def main() -> None:
     print("\n== gradient check (directional derivative vs central differences) ==")
     g = fcore.grad(loss)(params, x, y)
     direction = [(fnp.ones_like(w), fnp.ones_like(b)) for w, b in params]
-    analytic = sum(float(fnp.sum(gw * dw) + fnp.sum(gb * db)) for (gw, gb), (dw, db) in zip(g, direction))
+    analytic = 0.0
+    for (gw, gb), (dw, db) in zip(g, direction):
+        analytic += float(fnp.sum(gw * dw)) + float(fnp.sum(gb * db))
     eps = 1e-3
 
     def shifted(s: float) -> float:

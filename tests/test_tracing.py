@@ -42,7 +42,9 @@ def test_make_jaxpr_shape_dtype_struct_and_scalars() -> None:
 
 
 def test_eval_jaxpr_reproduces_function() -> None:
-    f = lambda x: lax.tanh(lax.add(lax.mul(x, x), 1.0))  # noqa: E731
+    def f(x: Any) -> Any:
+        return lax.tanh(lax.add(lax.mul(x, x), 1.0))
+
     closed = fcore.make_jaxpr(f)(X3)
     (out,) = eval_jaxpr(closed.jaxpr, closed.consts, X3)
     np.testing.assert_allclose(np.asarray(out), np.asarray(f(X3)))

@@ -96,7 +96,7 @@ class Jitted:
         self.static_argnums = static_argnums
         self.donate_argnums = donate_argnums  # accepted; buffers are not reused yet
         self._cache: dict[Hashable, _Entry] = {}
-        functools.update_wrapper(self, fun)  # type: ignore[arg-type]  # copies __name__/__doc__ onto the instance
+        functools.update_wrapper(self, fun)
 
     def _specialize(self, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[_Entry, list[Any]]:
         if self.static_argnums:

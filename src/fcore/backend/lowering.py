@@ -11,6 +11,7 @@ value names (``%3``), the result is the SSA name(s) of the outputs.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,7 +53,7 @@ def dense_attr(value: np.ndarray[Any, Any]) -> str:
         flat_bool = value.reshape(-1)
         if flat_bool.size and bool(np.all(flat_bool == flat_bool[0])):
             return "dense<true>" if bool(flat_bool[0]) else "dense<false>"
-        return "dense<" + np.array2string(value, separator=", ", threshold=np.inf).replace("True", "true").replace(
+        return "dense<" + np.array2string(value, separator=", ", threshold=sys.maxsize).replace("True", "true").replace(
             "False", "false"
         ).replace(" true", "true").replace(" false", "false") + ">"
     flat = np.ascontiguousarray(value).reshape(-1)

@@ -63,6 +63,22 @@ class Array(abc.ABC):
     def size(self) -> int:
         return self.aval.size
 
+    # Conversions to Python scalars: concrete arrays convert, tracers may refuse.
+    def __bool__(self) -> bool:
+        raise NotImplementedError
+
+    def __int__(self) -> int:
+        raise NotImplementedError
+
+    def __float__(self) -> float:
+        raise NotImplementedError
+
+    def __complex__(self) -> complex:
+        raise NotImplementedError
+
+    def __index__(self) -> int:
+        raise NotImplementedError
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of unsized object")

@@ -26,11 +26,11 @@ _FCORE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def user_frame() -> FrameType | None:
     """The innermost stack frame that is not fcore's own code."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if not frame.f_code.co_filename.startswith(_FCORE_DIR) and "contextlib" not in frame.f_code.co_filename:
             return frame
-        frame = frame.f_back  # type: ignore[assignment]  # f_back is Optional at the end of the stack
+        frame = frame.f_back
     return None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -13,6 +14,14 @@ from fcore.ir.dtypes import DType
 Shape = tuple[int, ...]
 
 
+def _to_shape(shape: Iterable[int]) -> Shape:
+    return shape if type(shape) is tuple else tuple(int(d) for d in shape)
+
+
+def _to_dtype(dtype: Any) -> DType:
+    return dtype if type(dtype) is np.dtype else np.dtype(dtype)
+
+
 @attrs.frozen(slots=True, repr=False, cache_hash=True)
 class ShapedArray:
     """An array's shape, dtype and weak-type flag (JAX's ``ShapedArray``).
@@ -21,8 +30,8 @@ class ShapedArray:
     whatever array it meets in a binary operation (SPEC §3.3).
     """
 
-    shape: Shape = attrs.field(converter=tuple)
-    dtype: DType = attrs.field(converter=np.dtype)
+    shape: Shape = attrs.field(converter=_to_shape)
+    dtype: DType = attrs.field(converter=_to_dtype)
     weak_type: bool = False
 
     @property

@@ -58,7 +58,7 @@ class Literal:
         if aval.shape != ():
             raise ValueError(f"literals must be scalars, got aval {aval.str_short()}")
         arr = np.asarray(value, dtype=aval.dtype)
-        return Literal(arr[()], aval)
+        return Literal(arr.dtype.type(arr), aval)
 
     def key(self) -> tuple[object, ...]:
         return _literal_key(self.val, self.aval)

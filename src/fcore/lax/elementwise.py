@@ -162,7 +162,7 @@ def _sign(x: NpArray) -> NpArray:
 
 
 def _erf(x: NpArray) -> NpArray:
-    return np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64))
+    return np.asarray(np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64)))
 
 
 def _quiet(f: Callable[..., NpArray]) -> Callable[..., NpArray]:
@@ -481,7 +481,7 @@ def stop_gradient(x: ArrayLike) -> Array:
     return result
 
 
-UNARY: Sequence[Primitive] = (
+UNARY: tuple[Primitive, ...] = (
     neg_p, sign_p, floor_p, ceil_p, is_finite_p, exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p,
     logistic_p, sin_p, cos_p, tan_p, asin_p, acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p,
     atanh_p, sqrt_p, rsqrt_p, cbrt_p, erf_p, not_p,

@@ -80,11 +80,11 @@ def partial_eval_jaxpr(
             in_unknowns = [isinstance(a, Var) and id(a) in unknown_ids for a in eqn.invars]
             known_params, unknown_params, out_unknowns, num_res = rule(in_unknowns, **eqn.params)
             known_ins = [a for a, u in zip(eqn.invars, in_unknowns) if not u]
-            known_outs = [v for v, u in zip(eqn.outvars, out_unknowns) if not u]
-            res_avals = eqn.primitive.abstract_eval([a.aval for a in known_ins], known_params)[len(known_outs):]
+            eqn_known_outs = [v for v, u in zip(eqn.outvars, out_unknowns) if not u]
+            res_avals = eqn.primitive.abstract_eval([a.aval for a in known_ins], known_params)[len(eqn_known_outs):]
             res = [Var(a) for a in res_avals]
             assert len(res) == num_res
-            known_eqns.append(new_eqn(eqn.primitive, known_ins, known_outs + res, known_params))
+            known_eqns.append(new_eqn(eqn.primitive, known_ins, eqn_known_outs + res, known_params))
             unknown_ins = res + [a for a, u in zip(eqn.invars, in_unknowns) if u]
             unknown_outs = [v for v, u in zip(eqn.outvars, out_unknowns) if u]
             unknown_eqns.append(new_eqn(eqn.primitive, unknown_ins, unknown_outs, unknown_params))
@@ -108,7 +108,7 @@ def partial_eval_jaxpr(
     known = Jaxpr(
         jaxpr.constvars,
         tuple(v for v, u in zip(jaxpr.invars, unknowns) if not u),
-        tuple(known_outs + res_vars),
+        tuple(known_outs + list[Atom](res_vars)),
         tuple(known_eqns),
     )
     unknown = Jaxpr(

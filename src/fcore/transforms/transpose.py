@@ -54,8 +54,8 @@ def transpose_open(jaxpr: Jaxpr, linear: Sequence[bool]) -> tuple[Jaxpr, list[An
                 linear_eqns.append(eqn)
                 lin_ids.update(id(v) for v in eqn.outvars)
                 continue
-            outs = builder.emit(eqn.primitive, [builder.to_atom(read(a)) for a in eqn.invars], eqn.params)
-            for v, o in zip(eqn.outvars, outs):
+            out_atoms = builder.emit(eqn.primitive, [builder.to_atom(read(a)) for a in eqn.invars], eqn.params)
+            for v, o in zip(eqn.outvars, out_atoms):
                 env[id(v)] = builder.tracer(o)
 
         cts: dict[int, Any] = {}
@@ -78,14 +78,15 @@ def transpose_open(jaxpr: Jaxpr, linear: Sequence[bool]) -> tuple[Jaxpr, list[An
             cts_in = call_transpose_rule(eqn.primitive, cts_out, invals, eqn.params.as_dict())
             for a, ct in zip(eqn.invars, cts_in):
                 add_ct(a, ct)
-        outs = []
+        outs: list[Any] = []
         for v, lin in zip(jaxpr.invars, linear):
             if lin:
-                ct = cts.get(id(v))
-                outs.append(ad_util.instantiate(Zero(v.aval.strip_weak_type())) if ct is None else ct)
+                ct_v = cts.get(id(v))
+                outs.append(ad_util.instantiate(Zero(v.aval.strip_weak_type())) if ct_v is None else ct_v)
         result, const_vals = builder.to_jaxpr(outs)
     builder.alive = False
     return result, const_vals[len(jaxpr.constvars) :]
+
 
 def transpose_jaxpr(closed: ClosedJaxpr, linear: Sequence[bool]) -> ClosedJaxpr:
     """transpose : (a_nl, a_lin) -> b  ~>  (a_nl, ct b) -> ct a_lin
