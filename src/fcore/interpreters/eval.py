@@ -27,11 +27,11 @@ def to_numpy_arg(x: object) -> tuple[np.ndarray[Any, Any], bool]:
     if isinstance(x, np.ndarray):
         dt = dtypes.canonicalize_dtype(x.dtype)
         return (x if dt == x.dtype else x.astype(dt)), False
-    if isinstance(x, (bool, int, float, complex)):
-        return np.asarray(x, dtypes.python_scalar_dtype(x)), not isinstance(x, bool)
-    if isinstance(x, np.generic):
+    if isinstance(x, np.generic):  # before Python scalars: np.float64 subclasses float
         dt = dtypes.canonicalize_dtype(x.dtype)
         return np.asarray(x, dt), False
+    if isinstance(x, (bool, int, float, complex)):
+        return np.asarray(x, dtypes.python_scalar_dtype(x)), not isinstance(x, bool)
     if isinstance(x, ArrayImpl):
         return x.host(), x._weak
     if isinstance(x, Tracer):

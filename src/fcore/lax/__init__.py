@@ -16,3 +16,28 @@ from fcore.lax.elementwise import (
 )
 from fcore.lax.elementwise import not_ as not_, and_ as and_, or_ as or_, xor as xor
 from fcore.lax import _vspace as _vspace  # registers the ops fcore.transforms needs
+from fcore.lax.structural import (
+    broadcast as broadcast, broadcast_in_dim as broadcast_in_dim, broadcasted_iota as broadcasted_iota,
+    concatenate as concatenate, dynamic_index_in_dim as dynamic_index_in_dim,
+    dynamic_slice as dynamic_slice, dynamic_slice_in_dim as dynamic_slice_in_dim,
+    dynamic_update_index_in_dim as dynamic_update_index_in_dim,
+    dynamic_update_slice as dynamic_update_slice,
+    dynamic_update_slice_in_dim as dynamic_update_slice_in_dim, expand_dims as expand_dims,
+    index_in_dim as index_in_dim, iota as iota, pad as pad, reshape as reshape, rev as rev,
+    slice as slice, slice_in_dim as slice_in_dim, squeeze as squeeze, transpose as transpose,
+)
+from fcore.lax.reductions import (
+    argmax as argmax, argmin as argmin, cumlogsumexp as cumlogsumexp, cummax as cummax,
+    cummin as cummin, cumprod as cumprod, cumsum as cumsum, reduce_and as reduce_and,
+    reduce_max as reduce_max, reduce_min as reduce_min, reduce_or as reduce_or,
+    reduce_prod as reduce_prod, reduce_sum as reduce_sum, reduce_xor as reduce_xor,
+)
+from fcore.lax.dot import (
+    DotDimensionNumbers as DotDimensionNumbers, Precision as Precision, dot as dot,
+    dot_general as dot_general,
+)
+from fcore.lax.structural import (
+    GatherDimensionNumbers as GatherDimensionNumbers, GatherScatterMode as GatherScatterMode,
+    ScatterDimensionNumbers as ScatterDimensionNumbers, gather as gather, scatter as scatter,
+    scatter_add as scatter_add,
+)

@@ -1,0 +1,363 @@
+"""``dot_general``: XLA's general tensor contraction, with JAX's parameters.
+
+``dimension_numbers`` is ``((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``, tuples of
+ints; the result's axes are the batch axes, then lhs's free axes, then rhs's free axes, each in
+operand order. The result dtype follows JAX (XLA's "higher precision type" of the two operands,
+or ``preferred_element_type`` when given); ``preferred_element_type`` is recorded as the user
+gave it (``None`` by default), exactly as ``jax.lax.dot_general`` does.
+
+The eager impl reduces every contraction to one batched ``np.matmul`` (BLAS for floats), and
+computes bfloat16/float16 products in float32 like XLA's CPU backend, rounding once at the end.
+"""
+
+from __future__ import annotations
+
+import enum
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, Union
+
+import numpy as np
+from typing_extensions import TypeAlias
+
+from fcore.interpreters.array import Array
+from fcore.ir import dtypes
+from fcore.ir.avals import ShapedArray, shaped_array
+from fcore.ir.dtypes import DType
+from fcore.ir.params import ParamValue
+from fcore.ir.primitive import Primitive
+from fcore.lax._base import ArrayLike, shape_of
+
+NpArray = np.ndarray[Any, Any]
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _checked_impl(p: Primitive) -> Callable[[_F], _F]:
+    """Register ``f`` as ``p``'s eager impl, preceded by ``p``'s abstract evaluation.
+
+    Eager evaluation calls impls directly; running the (cheap) shape rule first gives eager
+    code the same errors as staged code, instead of NumPy's (or no error where NumPy is lax).
+    """
+
+    def register(f: _F) -> _F:
+        rule = p.abstract_eval_rule
+        assert rule is not None, f"define the abstract eval of {p.name} before its impl"
+
+        def impl(*args: NpArray, **params: ParamValue) -> Any:
+            rule(*[shaped_array(a.shape, a.dtype) for a in args], **params)
+            return f(*args, **params)
+
+        p.def_impl(impl)
+        return f
+
+    return register
+
+
+Dims = tuple[int, ...]
+DotDimensionNumbers: TypeAlias = tuple[tuple[Dims, Dims], tuple[Dims, Dims]]
+
+__all__ = ["Precision", "DotDimensionNumbers", "dot_general_p", "dot_general", "dot", "canonicalize_precision"]
+
+
+class Precision(enum.Enum):
+    """Matmul precision hint (``lax.Precision``): recorded in the jaxpr, no effect on CPU."""
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value: object) -> Precision | None:
+        return _PRECISION_STRINGS.get(value) if isinstance(value, str) else None
+
+    def __repr__(self) -> str:
+        return f"Precision.{self.name}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+_PRECISION_STRINGS: dict[str, Precision] = {
+    "highest": Precision.HIGHEST,
+    "float32": Precision.HIGHEST,
+    "high": Precision.HIGH,
+    "bfloat16_3x": Precision.HIGH,
+    "tensorfloat32": Precision.HIGH,
+    "default": Precision.DEFAULT,
+    "bfloat16": Precision.DEFAULT,
+    "fastest": Precision.DEFAULT,
+}
+
+PrecisionLike: TypeAlias = Union[None, str, Precision, tuple[Union[str, Precision], Union[str, Precision]]]
+CanonicalPrecision: TypeAlias = Union[None, tuple[Precision, Precision]]
+
+
+def canonicalize_precision(precision: PrecisionLike) -> CanonicalPrecision:
+    """``None``, or one ``Precision`` per operand (strings such as ``"highest"`` accepted)."""
+    if precision is None:
+        return None
+    if isinstance(precision, Precision):
+        return precision, precision
+    if isinstance(precision, str) and precision in _PRECISION_STRINGS:
+        p = _PRECISION_STRINGS[precision]
+        return p, p
+    if isinstance(precision, (tuple, list)) and len(precision) == 2:
+        a, b = precision
+        if isinstance(a, (str, Precision)) and isinstance(b, (str, Precision)):
+            pa, pb = canonicalize_precision(a), canonicalize_precision(b)
+            if pa is not None and pb is not None:
+                return pa[0], pb[0]
+    raise ValueError(
+        "dot_general: precision must be None, a string in "
+        f"{list(_PRECISION_STRINGS)}, a lax.Precision value or a pair of these; got {precision!r}."
+    )
+
+
+# -- dtype rules ------------------------------------------------------------------------------
+#: (max exponent, mantissa bits, width) of the real floating types, as ``finfo`` reports them.
+_FLOAT_INFO: dict[DType, tuple[int, int, int]] = {
+    dtypes.bfloat16: (128, 7, 16),
+    dtypes.float16: (16, 10, 16),
+    dtypes.float32: (128, 23, 32),
+    dtypes.float64: (1024, 52, 64),
+}
+
+
+def _real(dt: DType) -> DType:
+    if dt == dtypes.complex64:
+        return dtypes.float32
+    return dtypes.float64 if dt == dtypes.complex128 else dt
+
+
+def _bit_width(dt: DType) -> int:
+    """Bits of ``dt`` (of its real part for complex types), as JAX's ``_bit_width``."""
+    dt = _real(dt)
+    if dtypes.is_bool(dt):
+        return 1
+    if dtypes.is_integer(dt):
+        return dt.itemsize * 8
+    return _FLOAT_INFO[dt][2]
+
+
+def _type_properties(dt: DType) -> tuple[bool, int, int, int, bool]:
+    """XLA's ``HigherPrecisionType`` key: complex first, then exponent, mantissa, width, signedness."""
+    real = _real(dt)
+    maxexp, nmant, _ = _FLOAT_INFO.get(real, (-1, -1, 0))
+    return (dtypes.is_complex(dt), maxexp, nmant, _bit_width(real), not dtypes.is_unsigned_int(real))
+
+
+_PROPS: dict[DType, tuple[bool, int, int, int, bool]] = {d: _type_properties(d) for d in dtypes.SUPPORTED_DTYPES}
+
+
+def _operand_result_dtype(lhs: DType, rhs: DType) -> DType:
+    lp, rp = _PROPS[lhs], _PROPS[rhs]
+    if lp > rp:
+        return lhs
+    if rp > lp:
+        return rhs
+    if lhs != rhs:
+        raise TypeError(
+            f"dot_general argument type error: {dtypes.dtype_name(lhs)}, {dtypes.dtype_name(rhs)}"
+        )
+    return lhs
+
+
+def _result_dtype(lhs: DType, rhs: DType, preferred: DType | None) -> DType:
+    result = _operand_result_dtype(lhs, rhs)
+    if preferred is None or preferred == result:
+        return result
+    if not dtypes.is_floating(result) and _bit_width(preferred) < _bit_width(result):
+        raise TypeError(
+            "dot_general: `preferred_element_type` must not be narrower than the original type, got "
+            f"preferred_element_type of {dtypes.dtype_name(preferred)} for result type of "
+            f"{dtypes.dtype_name(result)}."
+        )
+    return preferred
+
+
+def _compute_dtype(lhs: DType, rhs: DType, out: DType) -> DType:
+    """The dtype NumPy multiplies in: the output type, widened to at least float32 for inexact math."""
+    base = _operand_result_dtype(lhs, rhs)
+    if not dtypes.is_inexact(out) and not dtypes.is_inexact(base):
+        return out  # integer/bool: wrapping arithmetic in the output type is exact modulo 2**bits
+    wide = np.promote_types(base, dtypes.float32) if dtypes.is_inexact(base) else dtypes.float32
+    if dtypes.is_inexact(out):
+        wide = np.promote_types(wide, np.promote_types(out, dtypes.float32))
+    return np.dtype(wide)
+
+
+# -- dot_general[dimension_numbers, precision, preferred_element_type] ----------------------
+dot_general_p = Primitive("dot_general", param_names=("dimension_numbers", "precision", "preferred_element_type"))
+
+_aval_cache: dict[tuple[ShapedArray, ShapedArray, DotDimensionNumbers, DType | None], ShapedArray] = {}
+
+
+def _check_dims(side: str, ndim: int, contracting: Dims, batch: Dims) -> None:
+    for d in (*contracting, *batch):
+        if not 0 <= d < ndim:
+            raise TypeError(
+                f"dot_general requires {side} dimension numbers to be nonnegative and less than the number "
+                f"of axes of the {side} value, got {side}_batch of {batch} and {side}_contracting of "
+                f"{contracting} for {side} of rank {ndim}"
+            )
+    if len(set(batch)) != len(batch):
+        raise TypeError(f"dot_general requires {side} batch dimensions to be distinct, got {side}_batch {batch}.")
+    if len(set(contracting)) != len(contracting):
+        raise TypeError(
+            f"dot_general requires {side} contracting dimensions to be distinct, got {side}_contracting {contracting}."
+        )
+    if set(contracting) & set(batch):
+        raise TypeError(
+            f"dot_general requires {side} batch dimensions to be disjoint from contracting dimensions, got "
+            f"{side}_batch {batch} and {side}_contracting {contracting}."
+        )
+
+
+@dot_general_p.def_abstract_eval
+def _dot_general_abstract_eval(
+    lhs: ShapedArray,
+    rhs: ShapedArray,
+    *,
+    dimension_numbers: DotDimensionNumbers,
+    precision: CanonicalPrecision,
+    preferred_element_type: DType | None,
+) -> ShapedArray:
+    key = (lhs, rhs, dimension_numbers, preferred_element_type)
+    out = _aval_cache.get(key)
+    if out is not None:
+        return out
+    (lc, rc), (lb, rb) = dimension_numbers
+    ls, rs = lhs.shape, rhs.shape
+    _check_dims("lhs", len(ls), lc, lb)
+    _check_dims("rhs", len(rs), rc, rb)
+    if len(lb) != len(rb):
+        raise TypeError(
+            f"dot_general requires equal numbers of lhs_batch and rhs_batch dimensions, got lhs_batch {lb} "
+            f"and rhs_batch {rb}."
+        )
+    if len(lc) != len(rc):
+        raise TypeError(
+            f"dot_general requires equal numbers of lhs and rhs contracting dimensions, got {lc} and {rc}."
+        )
+    batch = tuple(ls[i] for i in lb)
+    if batch != tuple(rs[i] for i in rb):
+        raise TypeError(
+            "dot_general requires lhs batch dimensions and rhs batch dimensions to have the same shape, got "
+            f"{batch} and {tuple(rs[i] for i in rb)} (operands {lhs.str_short()}, {rhs.str_short()})."
+        )
+    if tuple(ls[i] for i in lc) != tuple(rs[i] for i in rc):
+        raise TypeError(
+            "dot_general requires contracting dimensions to have the same shape, got "
+            f"{tuple(ls[i] for i in lc)} and {tuple(rs[i] for i in rc)} (operands {lhs.str_short()}, "
+            f"{rhs.str_short()})."
+        )
+    dt = _result_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
+    lskip, rskip = set(lc) | set(lb), set(rc) | set(rb)
+    shape = (
+        batch
+        + tuple(s for i, s in enumerate(ls) if i not in lskip)
+        + tuple(s for i, s in enumerate(rs) if i not in rskip)
+    )
+    out = shaped_array(shape, dt, lhs.weak_type and rhs.weak_type)
+    if len(_aval_cache) < 4096:
+        _aval_cache[key] = out
+    return out
+
+
+_dtype_cache: dict[tuple[DType, DType, DType | None], tuple[DType, DType]] = {}
+
+
+def _impl_dtypes(lhs: DType, rhs: DType, preferred: DType | None) -> tuple[DType, DType]:
+    key = (lhs, rhs, preferred)
+    found = _dtype_cache.get(key)
+    if found is None:
+        out = _result_dtype(lhs, rhs, preferred)
+        found = (out, _compute_dtype(lhs, rhs, out))
+        _dtype_cache[key] = found
+    return found
+
+
+def _prod(xs: Sequence[int]) -> int:
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+@_checked_impl(dot_general_p)
+def _dot_general_impl(
+    lhs: NpArray,
+    rhs: NpArray,
+    *,
+    dimension_numbers: DotDimensionNumbers,
+    precision: CanonicalPrecision,
+    preferred_element_type: DType | None,
+) -> NpArray:
+    out_dtype, compute = _impl_dtypes(lhs.dtype, rhs.dtype, preferred_element_type)
+    if lhs.dtype != compute:
+        lhs = lhs.astype(compute)
+    if rhs.dtype != compute:
+        rhs = rhs.astype(compute)
+    (lc, rc), (lb, rb) = dimension_numbers
+    if not lb and lc == (1,) and rc == (0,) and lhs.ndim == 2 and rhs.ndim == 2:
+        out = lhs @ rhs  # the common matrix product: straight to BLAS
+    else:
+        ls, rs = lhs.shape, rhs.shape
+        lfree = [i for i in range(lhs.ndim) if i not in lc and i not in lb]
+        rfree = [i for i in range(rhs.ndim) if i not in rc and i not in rb]
+        b, k = _prod([ls[i] for i in lb]), _prod([ls[i] for i in lc])
+        m, n = _prod([ls[i] for i in lfree]), _prod([rs[i] for i in rfree])
+        lmat = np.transpose(lhs, (*lb, *lfree, *lc)).reshape(b, m, k)
+        rmat = np.transpose(rhs, (*rb, *rc, *rfree)).reshape(b, k, n)
+        shape = tuple(ls[i] for i in lb) + tuple(ls[i] for i in lfree) + tuple(rs[i] for i in rfree)
+        out = np.matmul(lmat, rmat).reshape(shape)
+    if out.dtype == out_dtype:
+        return out
+    if dtypes.is_complex(out.dtype) and not dtypes.is_complex(out_dtype):
+        out = out.real
+    with np.errstate(invalid="ignore", over="ignore"):
+        return out.astype(out_dtype)
+
+
+def _dims(d: int | Sequence[int]) -> Dims:
+    return (operator.index(d),) if isinstance(d, int) else tuple(operator.index(i) for i in d)
+
+
+def dot(
+    lhs: ArrayLike,
+    rhs: ArrayLike,
+    *,
+    dimension_numbers: Any = None,
+    precision: PrecisionLike = None,
+    preferred_element_type: Any = None,
+) -> Array:
+    """``lax.dot``: a matrix/vector product, or any contraction given ``dimension_numbers``."""
+    if dimension_numbers is None:
+        ls, rs = shape_of(lhs), shape_of(rhs)
+        if 1 <= len(ls) <= 2 and 1 <= len(rs) <= 2 and ls[-1] == rs[0]:
+            dimension_numbers = (((len(ls) - 1,), (0,)), ((), ()))
+        else:
+            raise ValueError(
+                "dot: dimension_numbers must be specified when not performing simple un-batched "
+                f"matrix-matrix, matrix-vector, or vector-vector products; got lhs_shape={ls} rhs_shape={rs}"
+            )
+    (lc, rc), (lb, rb) = dimension_numbers
+    dn: DotDimensionNumbers = ((_dims(lc), _dims(rc)), (_dims(lb), _dims(rb)))
+    pref = None if preferred_element_type is None else dtypes.canonicalize_dtype(dtypes.to_dtype(preferred_element_type))
+    result: Array = dot_general_p.bind(
+        lhs, rhs, dimension_numbers=dn, precision=canonicalize_precision(precision), preferred_element_type=pref
+    )
+    return result
+
+
+def dot_general(
+    lhs: ArrayLike,
+    rhs: ArrayLike,
+    dimension_numbers: Any,
+    precision: PrecisionLike = None,
+    preferred_element_type: Any = None,
+) -> Array:
+    """``lax.dot_general``: contract ``lhs`` with ``rhs`` over the given contracting and batch axes."""
+    return dot(
+        lhs, rhs, dimension_numbers=dimension_numbers, precision=precision, preferred_element_type=preferred_element_type
+    )
