@@ -62,4 +62,4 @@ def bind_with_trace(trace: Trace, prim: Primitive, args: Sequence[Any], params: 
         _current_trace.reset(token)
 
 
-_primitive.install_bind(bind)
+_primitive.install_handler_var(_current_trace)

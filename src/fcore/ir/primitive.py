@@ -9,7 +9,8 @@ lives in ``fcore.interpreters``, which installs itself here when imported
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from fcore.ir.avals import ShapedArray
 from fcore.ir.params import ParamValue
@@ -20,17 +21,22 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 AbstractEvalResult = ShapedArray | Sequence[ShapedArray]
-#: ``bind``'s handler: ``(primitive, args, params) -> result``. Installed by fcore.interpreters.
-BindFn = Callable[["Primitive", tuple[Any, ...], dict[str, ParamValue]], Any]
 
-_bind_fn: BindFn | None = None
+
+class Handler(Protocol):
+    """What handles ``bind``: a trace (defined in ``fcore.interpreters``)."""
+
+    def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any: ...
+
+
+#: The context variable holding the current handler; installed by fcore.interpreters.
+_handler_var: list[ContextVar[Any]] = []
 _registry: dict[str, Primitive] = {}
 
 
-def install_bind(fn: BindFn) -> None:
-    """Called once by ``fcore.interpreters`` to make ``Primitive.bind`` dispatch to traces."""
-    global _bind_fn
-    _bind_fn = fn
+def install_handler_var(var: ContextVar[Any]) -> None:
+    """Called once by ``fcore.interpreters``: ``bind`` dispatches to ``var.get()``."""
+    _handler_var[:] = [var]
 
 
 def lookup_primitive(name: str) -> Primitive | None:
@@ -113,9 +119,9 @@ class Primitive:
         return self.name
 
     def bind(self, *args: Any, **params: ParamValue) -> Any:
-        """Apply the primitive: the active interpreter decides what that means."""
-        assert _bind_fn is not None, "fcore.interpreters was not imported"
-        return _bind_fn(self, args, params)
+        """Apply the primitive: the active interpreter (the current trace) decides what that means."""
+        handler: Handler = _handler_var[0].get()
+        return handler.process_primitive(self, args, params)
 
     # Decorator-style registration of rules, as in JAX (each returns its argument).
     def def_impl(self, f: F) -> F:

@@ -81,8 +81,21 @@ def _define(
     name: str, arity: int, kinds: str, impl: Callable[..., NpArray], out_dtype: DType | None = None
 ) -> Primitive:
     p = Primitive(name, param_names=())
-    p.def_abstract_eval(_nary_abstract_eval(name, arity, kinds, out_dtype))
-    p.def_impl(impl)
+    abstract_eval = _nary_abstract_eval(name, arity, kinds, out_dtype)
+    p.def_abstract_eval(abstract_eval)
+    accepted = _accepted(kinds)
+
+    def checked_impl(*args: NpArray) -> NpArray:
+        # Eager evaluation skips abstract eval for speed; NumPy would broadcast or promote
+        # silently, so anything unusual is re-checked by the shape/dtype rule (which raises).
+        first = args[0]
+        if len(args) != arity or first.dtype not in accepted or any(
+            a.dtype != first.dtype or (a.shape != first.shape and a.ndim and first.ndim) for a in args[1:]
+        ):
+            abstract_eval(*(ShapedArray(a.shape, a.dtype) for a in args))
+        return impl(*args)
+
+    p.def_impl(checked_impl)
     p.weak_type_rule = _all_weak if out_dtype is None else (lambda weaks, params: False)
     return p
 
