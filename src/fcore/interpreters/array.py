@@ -148,32 +148,55 @@ class Array(abc.ABC):
     def squeeze(self, axis: Any = None) -> Array: return _m("squeeze")(self, axis)
     def swapaxes(self, a: int, b: int) -> Array: return _m("swapaxes")(self, a, b)
     def dot(self, other: object) -> Array: return _m("dot")(self, other)
-    def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+    def sum(self, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False) -> Array:
+        _no_out(out)
         return _m("sum")(self, axis=axis, dtype=dtype, keepdims=keepdims)
-    def prod(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+    def prod(self, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False) -> Array:
+        _no_out(out)
         return _m("prod")(self, axis=axis, dtype=dtype, keepdims=keepdims)
-    def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+    def mean(self, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False) -> Array:
+        _no_out(out)
         return _m("mean")(self, axis=axis, dtype=dtype, keepdims=keepdims)
-    def max(self, axis: Any = None, keepdims: bool = False) -> Array:
+    def max(self, axis: Any = None, out: None = None, keepdims: bool = False) -> Array:
+        _no_out(out)
         return _m("max")(self, axis=axis, keepdims=keepdims)
-    def min(self, axis: Any = None, keepdims: bool = False) -> Array:
+    def min(self, axis: Any = None, out: None = None, keepdims: bool = False) -> Array:
+        _no_out(out)
         return _m("min")(self, axis=axis, keepdims=keepdims)
-    def all(self, axis: Any = None, keepdims: bool = False) -> Array:
+    def all(self, axis: Any = None, out: None = None, keepdims: bool = False) -> Array:
+        _no_out(out)
         return _m("all")(self, axis=axis, keepdims=keepdims)
-    def any(self, axis: Any = None, keepdims: bool = False) -> Array:
+    def any(self, axis: Any = None, out: None = None, keepdims: bool = False) -> Array:
+        _no_out(out)
         return _m("any")(self, axis=axis, keepdims=keepdims)
-    def argmax(self, axis: Any = None, keepdims: bool = False) -> Array:
+    def argmax(self, axis: Any = None, out: None = None, keepdims: bool = False) -> Array:
+        _no_out(out)
         return _m("argmax")(self, axis=axis, keepdims=keepdims)
-    def argmin(self, axis: Any = None, keepdims: bool = False) -> Array:
+    def argmin(self, axis: Any = None, out: None = None, keepdims: bool = False) -> Array:
+        _no_out(out)
         return _m("argmin")(self, axis=axis, keepdims=keepdims)
-    def var(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Array:
+    def var(self, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0, keepdims: bool = False) -> Array:
+        _no_out(out)
         return _m("var")(self, axis=axis, ddof=ddof, keepdims=keepdims)
-    def std(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Array:
+    def std(self, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0, keepdims: bool = False) -> Array:
+        _no_out(out)
         return _m("std")(self, axis=axis, ddof=ddof, keepdims=keepdims)
-    def cumsum(self, axis: Any = None) -> Array: return _m("cumsum")(self, axis=axis)
-    def clip(self, min: Any = None, max: Any = None) -> Array:
+    def cumsum(self, axis: Any = None, dtype: Any = None, out: None = None) -> Array:
+        _no_out(out)
+        return _m("cumsum")(self, axis=axis)
+    def clip(self, min: Any = None, max: Any = None, out: None = None) -> Array:
+        _no_out(out)
         return _m("clip")(self, min, max)
-    def round(self, decimals: int = 0) -> Array: return _m("round")(self, decimals)
+    def round(self, decimals: int = 0, out: None = None) -> Array:
+        _no_out(out)
+        return _m("round")(self, decimals)
+
+
+def _no_out(out: object) -> None:
+    """NumPy's reductions pass ``out=None`` to the array's method; a real ``out`` cannot work
+    (fcore arrays are immutable)."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument is not supported: fcore arrays are immutable.")
 
 
 class DeviceValue(Protocol):

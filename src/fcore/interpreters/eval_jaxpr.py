@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
+from fcore.interpreters.array import ArrayImpl
 from fcore.ir.core import ClosedJaxpr, Jaxpr, Literal
 
 
@@ -28,6 +31,9 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
     def read(a: Any) -> Any:
         return a if type(a) is Literal else env[id(a)]
 
+    def read_out(a: Any) -> Any:
+        return ArrayImpl(np.asarray(a.val), a.aval.weak_type) if type(a) is Literal else env[id(a)]
+
     for eqn in jaxpr.eqns:
         invals = [a if type(a) is Literal else env[id(a)] for a in eqn.invars]
         out = eqn.primitive.bind(*invals, **eqn.params)
@@ -36,7 +42,7 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
                 env[id(v)] = x
         else:
             env[id(eqn.outvars[0])] = out
-    return [read(a) for a in jaxpr.outvars]
+    return [read_out(a) for a in jaxpr.outvars]
 
 
 def jaxpr_as_fun(closed: ClosedJaxpr) -> Callable[..., list[Any]]:

@@ -78,7 +78,10 @@ class Params(Mapping[str, ParamValue]):
             return True
         if not isinstance(other, Params):
             return NotImplemented
-        return self._items == other._items
+        return self._items == other._items or (
+            self._items.keys() == other._items.keys()
+            and all(_same_value(self._items[k], other._items[k]) for k in self._items)
+        )
 
     def replace(self, **changes: ParamValue) -> Params:
         new = dict(self._items)
@@ -91,6 +94,15 @@ class Params(Mapping[str, ParamValue]):
 
     def __repr__(self) -> str:
         return f"Params({self._items!r})"
+
+
+def _same_value(a: ParamValue, b: ParamValue) -> bool:
+    """Equality where a NaN equals NaN (a ``fill_value=nan`` param must equal its parsed copy)."""
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    return a == b
 
 
 EMPTY_PARAMS = Params()

@@ -130,7 +130,8 @@ _NUM = r"(?:\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|inf|nan)"
 # line, so that the parser knows which tokens start a line (see the module docstring).
 _TOKEN_RE = re.compile(
     r"[ \t\r\f\v]*("
-    r"[a-z][a-z0-9_]*(?![A-Za-z0-9_.(])"  # a plain name: variable, primitive, keyword
+    r"[a-z][a-z0-9_]*(?![A-Za-z0-9_.(-])"  # a plain name: variable, primitive, keyword
+    r"|[a-z][a-z0-9_]*(?:-[a-z][a-z0-9_]*)+(?![A-Za-z0-9_.(])"  # a hyphenated primitive: 'scatter-add'
     r"|:[a-z0-9]+\[[0-9,]*\](?:\{weak\})?"  # a type, colon included: ':f32[3,4]{weak}'
     r"|(?!in\()[A-Za-z_][A-Za-z0-9_]*\("  # a call, '(' included: 'GatherDimensionNumbers(', 'dtype('
     r"|\??[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"  # any name, possibly dotted

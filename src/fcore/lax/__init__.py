@@ -41,3 +41,6 @@ from fcore.lax.structural import (
     ScatterDimensionNumbers as ScatterDimensionNumbers, gather as gather, scatter as scatter,
     scatter_add as scatter_add,
 )
+from fcore.lax.control_flow import (
+    cond as cond, fori_loop as fori_loop, scan as scan, switch as switch, while_loop as while_loop,
+)

@@ -54,7 +54,7 @@ def _jit_abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, name: str) -> li
     if len(avals) != len(expected):
         raise TypeError(f"jit of {name} takes {len(expected)} arguments, got {len(avals)}")
     for i, (got, want) in enumerate(zip(avals, expected)):
-        if got.shape != want.shape or got.dtype != want.dtype:
+        if got != want:
             raise TypeError(f"jit of {name}: argument {i} has type {got.str_short()}, expected {want.str_short()}")
     return jaxpr.out_avals
 

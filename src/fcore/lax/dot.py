@@ -361,3 +361,183 @@ def dot_general(
     return dot(
         lhs, rhs, dimension_numbers=dimension_numbers, precision=precision, preferred_element_type=preferred_element_type
     )
+
+
+# ======================================================================================
+# Transformation rules. Each is written once and used by both the tracing front end
+# and the jaxpr passes (fcore.transforms).
+# ======================================================================================
+from fcore.interpreters.eval import get_aval  # noqa: E402
+from fcore.lax.elementwise import convert_element_type as _convert  # noqa: E402
+from fcore.lax.structural import transpose as _transpose  # noqa: E402
+from fcore.transforms.ad_util import UndefinedPrimal, is_undefined  # noqa: E402
+from fcore.transforms.batching import Dim  # noqa: E402
+from fcore.transforms.jvp import defjvp  # noqa: E402
+
+
+def _aval(x: Any) -> ShapedArray:
+    return x.aval if isinstance(x, UndefinedPrimal) else get_aval(x)
+
+
+def _remaining(n: int, *taken: Dims) -> Dims:
+    skip = set().union(*taken)
+    return tuple(i for i in range(n) if i not in skip)
+
+
+# -- jvp: bilinear -------------------------------------------------------------------------
+defjvp(
+    dot_general_p,
+    lambda g, x, y, **params: dot_general_p.bind(g, y, **params),
+    lambda g, x, y, **params: dot_general_p.bind(x, g, **params),
+)
+
+
+# -- transpose ----------------------------------------------------------------------------
+def _dot_general_transpose_lhs(
+    ct: Any,
+    x: Any,
+    y: Any,
+    *,
+    dimension_numbers: DotDimensionNumbers,
+    precision: CanonicalPrecision,
+    preferred_element_type: DType | None,
+    swap_ans: bool = False,
+) -> Any:
+    """The cotangent of ``x`` in ``dot_general(x, y)`` (JAX's ``_dot_general_transpose_lhs``).
+
+    ``ct``'s axes are (batch, x free, y free) (or (batch, y free, x free) when ``swap_ans``);
+    contracting ``ct``'s y-free axes with y's free axes (and batching the batch axes) gives
+    (batch, x free, x contracting ordered as y's), which a transpose puts back in x's order.
+    """
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    xa = _aval(x)
+    x_kept = _remaining(xa.ndim, x_contract, x_batch)
+    y_kept = _remaining(_aval(y).ndim, y_contract, y_batch)
+    nb = len(x_batch)
+    ans_batch = tuple(range(nb))
+    if swap_ans:
+        ans_y = tuple(range(nb, nb + len(y_kept)))
+    else:
+        ans_y = tuple(range(nb + len(x_kept), nb + len(x_kept) + len(y_kept)))
+    dims: DotDimensionNumbers = ((ans_y, y_kept), (ans_batch, y_batch))
+    x_contract_sorted_by_y = tuple(x_contract[i] for i in np.argsort(y_contract, kind="stable"))
+    unsorted_axes = (*x_batch, *x_kept, *x_contract_sorted_by_y)
+    out_axes = tuple(int(i) for i in np.argsort(unsorted_axes))
+    out = dot_general_p.bind(
+        ct, y, dimension_numbers=dims, precision=precision, preferred_element_type=preferred_element_type
+    )
+    x_bar = _transpose(out, out_axes)
+    if _aval(x_bar).dtype != xa.dtype:
+        x_bar = _convert(x_bar, xa.dtype, xa.weak_type)
+    return x_bar
+
+
+def _dot_general_transpose(
+    ct: Any,
+    x: Any,
+    y: Any,
+    *,
+    dimension_numbers: DotDimensionNumbers,
+    precision: CanonicalPrecision,
+    preferred_element_type: DType | None,
+) -> list[Any]:
+    if is_undefined(x) and is_undefined(y):
+        raise ValueError("dot_general is not linear in both operands at once")
+    params: dict[str, Any] = {"precision": precision, "preferred_element_type": preferred_element_type}
+    if is_undefined(x):
+        return [_dot_general_transpose_lhs(ct, x, y, dimension_numbers=dimension_numbers, **params), None]
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    swapped: DotDimensionNumbers = ((y_contract, x_contract), (y_batch, x_batch))
+    return [None, _dot_general_transpose_lhs(ct, y, x, dimension_numbers=swapped, swap_ans=True, **params)]
+
+
+dot_general_p.def_transpose(_dot_general_transpose)
+
+
+# -- batching ------------------------------------------------------------------------------
+def _bump(dims: Dims, b: int) -> Dims:
+    return tuple(d + 1 if d >= b else d for d in dims)
+
+
+def _dot_general_batch_dim_nums(
+    ndims: tuple[int, int], bdims: tuple[Dim, Dim], dimension_numbers: DotDimensionNumbers
+) -> tuple[DotDimensionNumbers, int]:
+    """New dimension numbers and the result's batch axis (JAX's ``_dot_general_batch_dim_nums``).
+
+    Both operands batched: the vmapped axes become a new leading batch dimension of the
+    dot_general. One batched: its vmapped axis is one more free axis of that operand, and the
+    result's batch axis is where that free axis lands among the result's axes.
+    """
+    lhs_ndim, rhs_ndim = ndims
+    lbd, rbd = bdims
+    (lc, rc), (lb, rb) = dimension_numbers
+    if lbd is not None and rbd is not None:
+        lb, rb = (lbd,) + _bump(lb, lbd), (rbd,) + _bump(rb, rbd)
+        lc, rc = _bump(lc, lbd), _bump(rc, rbd)
+        out_dim = 0
+    elif lbd is not None:
+        lhs_free = _remaining(lhs_ndim, lb, lc)  # of the batched lhs: its free axes include lbd
+        out_dim = len(lb) + sum(1 for d in lhs_free if d < lbd)
+        lb, lc = _bump(lb, lbd), _bump(lc, lbd)
+    else:
+        assert rbd is not None
+        rhs_free = _remaining(rhs_ndim, rb, rc)
+        out_dim = lhs_ndim - len(lc) + sum(1 for d in rhs_free if d < rbd)
+        rb, rc = _bump(rb, rbd), _bump(rc, rbd)
+    return ((lc, rc), (lb, rb)), out_dim
+
+
+@dot_general_p.def_batching
+def _dot_general_batching(
+    axis_size: int,
+    vals: list[Any],
+    dims: list[Dim],
+    *,
+    dimension_numbers: DotDimensionNumbers,
+    precision: CanonicalPrecision,
+    preferred_element_type: DType | None,
+) -> tuple[Any, Dim]:
+    lhs, rhs = vals
+    lbd, rbd = dims
+    params: dict[str, Any] = {"precision": precision, "preferred_element_type": preferred_element_type}
+    if lbd is None and rbd is None:
+        return dot_general_p.bind(lhs, rhs, dimension_numbers=dimension_numbers, **params), None
+    new_dims, out_dim = _dot_general_batch_dim_nums(
+        (_aval(lhs).ndim, _aval(rhs).ndim), (lbd, rbd), dimension_numbers
+    )
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=new_dims, **params), out_dim
+
+
+# -- lowering (StableHLO text) --------------------------------------------------------------
+from fcore.backend.lowering import LoweringRuleContext  # noqa: E402
+
+
+def _dims_list(dims: Dims) -> str:
+    return f"[{', '.join(map(str, dims))}]"
+
+
+@dot_general_p.def_lowering
+def _dot_general_lowering(
+    ctx: LoweringRuleContext,
+    lhs: str,
+    rhs: str,
+    *,
+    dimension_numbers: DotDimensionNumbers,
+    precision: CanonicalPrecision,
+    preferred_element_type: DType | None,
+) -> str:
+    """``stablehlo.dot_general`` typed with the result dtype (the preferred one when given);
+    operands of different dtypes are first converted to it, as JAX does on CPU and GPU."""
+    la, ra = ctx.avals_in
+    out = ctx.avals_out[0]
+    if la.dtype != ra.dtype:
+        lhs, rhs = ctx.convert(lhs, la, out.dtype), ctx.convert(rhs, ra, out.dtype)
+        la, ra = la.update(dtype=out.dtype), ra.update(dtype=out.dtype)
+    (lc, rc), (lb, rb) = dimension_numbers
+    attrs = ", "
+    if lb:
+        attrs += f"batching_dims = {_dims_list(lb)} x {_dims_list(rb)}, "
+    attrs += f"contracting_dims = {_dims_list(lc)} x {_dims_list(rc)}"
+    p0, p1 = precision if precision is not None else (Precision.DEFAULT, Precision.DEFAULT)
+    attrs += f", precision = [{p0.name}, {p1.name}]"
+    return ctx.op_typed("stablehlo.dot_general", [lhs, rhs], [la, ra], out, attrs)

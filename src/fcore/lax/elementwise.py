@@ -142,18 +142,24 @@ def _same_dtype(f: Callable[..., NpArray]) -> Callable[..., NpArray]:
 
 
 def _int_div(x: NpArray, y: NpArray) -> NpArray:
+    """Truncating integer division; ``x / 0`` is -1 (all ones), as XLA computes it."""
     if dtypes.is_integer(x.dtype):
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             q = np.floor_divide(x, y)
             r = np.remainder(x, y)
             fix = (r != 0) & ((x < 0) != (y < 0))
-            return np.asarray(q + fix.astype(x.dtype))
+            out = np.asarray(q + fix.astype(x.dtype))
+            return np.where(y == 0, np.asarray(-1).astype(x.dtype), out) if np.any(y == 0) else out
     return np.asarray(np.divide(x, y))
 
 
 def _rem(x: NpArray, y: NpArray) -> NpArray:
+    """C-style remainder; ``x % 0`` is ``x`` for integers, as XLA computes it."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.asarray(np.fmod(x, y))
+        out = np.asarray(np.fmod(x, y))
+        if dtypes.is_integer(x.dtype) and np.any(y == 0):
+            out = np.where(y == 0, x, out)
+        return out
 
 
 def _logistic(x: NpArray) -> NpArray:
@@ -478,6 +484,8 @@ convert_element_type_p.weak_type_rule = lambda weaks, params: bool(params["weak_
 def convert_element_type(x: ArrayLike, new_dtype: Any, weak_type: bool = False) -> Array:
     """Cast to ``new_dtype`` (canonicalized for the 64-bit mode), as ``lax.convert_element_type``."""
     dt = dtypes.canonicalize_dtype(dtypes.to_dtype(new_dtype))
+    if isinstance(x, Array) and x.dtype == dt and x.weak_type == bool(weak_type):
+        return x  # a no-op conversion stages nothing, as in JAX
     result: Array = convert_element_type_p.bind(x, new_dtype=dt, weak_type=bool(weak_type))
     return result
 

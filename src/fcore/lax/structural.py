@@ -29,7 +29,7 @@ from fcore.interpreters.trace import Tracer
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.dtypes import DType
-from fcore.ir.core import Jaxpr
+from fcore.ir.core import ClosedJaxpr, Jaxpr
 from fcore.ir.params import ParamStruct, ParamValue
 from fcore.ir.primitive import Primitive
 from fcore.lax._base import ArrayLike, match_scalars, same_dtypes, shape_of
@@ -1197,17 +1197,17 @@ def _scatter_add_p_impl(
         return _scatter_impl(operand, indices, updates, dimension_numbers, mode, add=True)
 
 
-_add_jaxprs: dict[DType, Jaxpr] = {}
+_add_jaxprs: dict[DType, ClosedJaxpr] = {}
 
 
-def _add_jaxpr(dt: DType) -> Jaxpr:
+def _add_jaxpr(dt: DType) -> ClosedJaxpr:
     """``{ lambda ; a b. let c = add a b in (c,) }`` on scalars of ``dt``: scatter-add's combiner, as JAX records it."""
     jaxpr = _add_jaxprs.get(dt)
     if jaxpr is None:
         from fcore.interpreters.staging import trace_to_jaxpr
 
         aval = shaped_array((), dt)
-        jaxpr = trace_to_jaxpr(lambda a, b: [add(a, b)], [aval, aval], "scatter-add combiner").jaxpr
+        jaxpr = trace_to_jaxpr(lambda a, b: [add(a, b)], [aval, aval], "scatter-add combiner")
         _add_jaxprs[dt] = jaxpr
     return jaxpr
 
@@ -1251,3 +1251,802 @@ def scatter_add(
         dimension_numbers=dimension_numbers, indices_are_sorted=bool(indices_are_sorted),
         unique_indices=bool(unique_indices), mode=GatherScatterMode.from_any(mode),
     )
+
+
+# ======================================================================================
+# Transformation rules. Each is written once and used by both the tracing front end
+# and the jaxpr passes (fcore.transforms), as in elementwise.py.
+# ======================================================================================
+from fcore.interpreters.array import ArrayImpl  # noqa: E402
+from fcore.interpreters.eval import get_aval  # noqa: E402
+from fcore.ir.parser import register_param_enum, register_param_struct  # noqa: E402
+from fcore.lax.elementwise import eq, sub  # noqa: E402
+from fcore.lax.reductions import reduce_sum  # noqa: E402
+from fcore.transforms.ad_util import UndefinedPrimal, Zero, instantiate, is_undefined  # noqa: E402
+from fcore.transforms.batching import Dim, bdim_at, moveaxis  # noqa: E402
+from fcore.transforms.jvp import deflinear, defjvp_zero  # noqa: E402
+
+register_param_enum(GatherScatterMode)
+register_param_struct(GatherDimensionNumbers)
+register_param_struct(ScatterDimensionNumbers)
+
+
+def _aval(x: Any) -> ShapedArray:
+    return x.aval if isinstance(x, UndefinedPrimal) else get_aval(x)
+
+
+def _zeros(aval: ShapedArray) -> Any:
+    """Materialized (strongly typed) zeros of ``aval``'s shape and dtype."""
+    return instantiate(Zero(aval.strip_weak_type()))
+
+
+def _const(value: bool | int | float, dt: DType, weak: bool = False) -> ArrayImpl:
+    """A 0-d constant of ``dt`` (staged as a literal); booleans are never weakly typed."""
+    return ArrayImpl(np.array(value).astype(dt), weak and not dtypes.is_bool(dt))
+
+
+def _shift(dims: Shape, k: int = 1) -> Shape:
+    return tuple(d + k for d in dims)
+
+
+def _sum_all(x: Any) -> Any:
+    nd = get_aval(x).ndim
+    return reduce_sum(x, tuple(range(nd))) if nd else x
+
+
+def _inverse_perm(perm: Shape) -> Shape:
+    return tuple(int(i) for i in np.argsort(perm))
+
+
+# -- jvp rules -----------------------------------------------------------------------------
+for _p in (broadcast_in_dim_p, reshape_p, squeeze_p, transpose_p, concatenate_p, pad_p, slice_p, rev_p):
+    deflinear(_p)
+deflinear(dynamic_slice_p, [0])  # the start indices are integers: not differentiable
+deflinear(dynamic_update_slice_p, [0, 1])
+deflinear(scatter_add_p, [0, 2])
+defjvp_zero(iota_p)
+
+
+def _gather_jvp(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[Any, Any]:
+    x, idx = primals
+    t = tangents[0]
+    out = gather_p.bind(x, idx, **params)
+    if type(t) is Zero:
+        return out, Zero(get_aval(out))
+    if params["mode"] is GatherScatterMode.FILL_OR_DROP:
+        params = dict(params, fill_value=0)  # an out-of-bounds window is constant: its tangent is 0
+    return out, gather_p.bind(t, idx, **params)
+
+
+gather_p.jvp_rule = _gather_jvp
+gather_p.jvp_takes_symbolic_zeros = True
+
+
+def _gather_dnums_of(dn: ScatterDimensionNumbers) -> GatherDimensionNumbers:
+    """The gather that reads back the windows a scatter with ``dn`` writes."""
+    return GatherDimensionNumbers(
+        offset_dims=dn.update_window_dims,
+        collapsed_slice_dims=dn.inserted_window_dims,
+        start_index_map=dn.scatter_dims_to_operand_dims,
+        operand_batching_dims=dn.operand_batching_dims,
+        start_indices_batching_dims=dn.scatter_indices_batching_dims,
+    )
+
+
+def _scatter_window(dn: ScatterDimensionNumbers, operand_ndim: int, updates_shape: Shape) -> Shape:
+    """The operand-shaped window a scatter writes per index vector (gather ``slice_sizes``)."""
+    skip = set(dn.inserted_window_dims) | set(dn.operand_batching_dims)
+    window = iter(dn.update_window_dims)
+    return tuple(1 if i in skip else updates_shape[next(window)] for i in range(operand_ndim))
+
+
+def _readback_mode(mode: GatherScatterMode) -> GatherScatterMode:
+    """The gather mode that reads exactly what a scatter of ``mode`` wrote (dropped windows as fill)."""
+    return GatherScatterMode.CLIP if mode is GatherScatterMode.CLIP else GatherScatterMode.FILL_OR_DROP
+
+
+def _scatter_winners(
+    idx: Any, dn: ScatterDimensionNumbers, operand_shape: Shape, updates_shape: Shape, indices_are_sorted: bool,
+    mode: GatherScatterMode,
+) -> tuple[Any, Any]:
+    """Where a scatter with repeated indices keeps the operand, and which updates win.
+
+    JAX's scheme: tag each update with a positive id, scatter the ids (the same way the values
+    are scattered) and read them back; an update won where it reads back its own id.
+    Returns bool masks shaped like the operand and like the updates.
+    """
+    ids_shape = tuple(1 if d in dn.update_window_dims else s for d, s in enumerate(updates_shape))
+    num_ids = _prod(ids_shape)
+    id_dt = np.dtype(np.uint32) if num_ids < 2**32 - 1 else np.dtype(np.uint64)
+    ids = add(reshape(iota(id_dt, num_ids), ids_shape), _const(1, id_dt))
+    update_ids = broadcast_in_dim(ids, updates_shape, tuple(range(len(updates_shape))))
+    scattered_ids = scatter(
+        broadcast_in_dim(_const(0, id_dt), operand_shape, ()), idx, update_ids, dn,
+        indices_are_sorted=indices_are_sorted, mode=mode,
+    )
+    window = _scatter_window(dn, len(operand_shape), updates_shape)
+    read_mode = _readback_mode(mode)
+    gathered_ids = gather(
+        scattered_ids, idx, _gather_dnums_of(dn), window, mode=read_mode,
+        fill_value=0 if read_mode is GatherScatterMode.FILL_OR_DROP else None,
+    )
+    return eq(scattered_ids, _const(0, id_dt)), eq(update_ids, gathered_ids)
+
+
+def _scatter_jvp(
+    primals: list[Any], tangents: list[Any], *, dimension_numbers: ScatterDimensionNumbers,
+    indices_are_sorted: bool, unique_indices: bool, mode: GatherScatterMode, update_jaxpr: Any, update_consts: Any,
+) -> tuple[Any, Any]:
+    """JAX's ``_scatter_jvp``: with repeated indices, which update wins is unspecified, so primal
+    and tangent are recomputed as scatter-adds of the winning values (both agree on the winner)."""
+    x, idx, u = primals
+    tx, _, tu = tangents
+    params: dict[str, Any] = dict(
+        dimension_numbers=dimension_numbers, indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+        mode=mode, update_jaxpr=update_jaxpr, update_consts=update_consts,
+    )
+    if type(tx) is Zero and type(tu) is Zero:
+        out = scatter_p.bind(x, idx, u, **params)
+        return out, Zero(get_aval(out))
+    tx, tu = instantiate(tx), instantiate(tu)
+    if unique_indices:
+        return scatter_p.bind(x, idx, u, **params), scatter_p.bind(tx, idx, tu, **params)
+    xa, ua = get_aval(x), get_aval(u)
+    keep_operand, keep_update = _scatter_winners(idx, dimension_numbers, xa.shape, ua.shape, indices_are_sorted, mode)
+    x_zeros, u_zeros = _zeros(xa), _zeros(ua)
+
+    def scatter_kept(op: Any, up: Any) -> Any:
+        return scatter_add(
+            select_n(keep_operand, x_zeros, op), idx, select_n(keep_update, u_zeros, up), dimension_numbers,
+            indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
+        )
+
+    return scatter_kept(x, u), scatter_kept(tx, tu)
+
+
+scatter_p.jvp_rule = _scatter_jvp
+scatter_p.jvp_takes_symbolic_zeros = True
+
+
+# -- transpose rules -----------------------------------------------------------------------
+def _broadcast_in_dim_transpose(ct: Any, x: Any, *, shape: Shape, broadcast_dimensions: Shape) -> list[Any]:
+    in_shape = _aval(x).shape
+    unit = {i for i, (s, d) in enumerate(zip(in_shape, broadcast_dimensions)) if s == 1 and shape[d] != 1}
+    kept = [d for i, d in enumerate(broadcast_dimensions) if i not in unit]
+    axes = tuple(d for d in range(len(shape)) if d not in kept)
+    out = reduce_sum(ct, axes) if axes else ct
+    order = sorted(kept)
+    out = transpose(out, tuple(order.index(d) for d in kept))
+    if get_aval(out).shape != in_shape:
+        out = reshape_p.bind(out, new_sizes=in_shape, dimensions=None)
+    return [out]
+
+
+def _reshape_transpose(ct: Any, x: Any, *, new_sizes: Shape, dimensions: Shape | None) -> list[Any]:
+    in_shape = _aval(x).shape
+    if dimensions is None:
+        return [reshape_p.bind(ct, new_sizes=in_shape, dimensions=None)]
+    permuted = reshape_p.bind(ct, new_sizes=tuple(in_shape[d] for d in dimensions), dimensions=None)
+    return [transpose(permuted, _inverse_perm(dimensions))]
+
+
+def _concatenate_transpose(ct: Any, *xs: Any, dimension: int) -> list[Any]:
+    ct_shape = get_aval(ct).shape
+    out: list[Any] = []
+    start = 0
+    for x in xs:
+        size = _aval(x).shape[dimension]
+        if is_undefined(x):
+            starts = [0] * len(ct_shape)
+            limits = list(ct_shape)
+            starts[dimension], limits[dimension] = start, start + size
+            out.append(slice_p.bind(ct, start_indices=tuple(starts), limit_indices=tuple(limits), strides=None))
+        else:
+            out.append(None)
+        start += size
+    return out
+
+
+def _pad_transpose(ct: Any, x: Any, padding_value: Any, *, padding_config: PaddingConfig) -> list[Any]:
+    """JAX's ``_pad_transpose``: undo negative edges by padding, then a strided slice."""
+    a = get_aval(ct)
+    t_operand = ct
+    if any(lo or hi for lo, hi, _ in padding_config):
+        unpad = tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
+        t_operand = pad_p.bind(t_operand, _const(0, a.dtype, True), padding_config=unpad)
+    if any(interior for _, _, interior in padding_config):
+        shape = get_aval(t_operand).shape
+        t_operand = slice_p.bind(
+            t_operand, start_indices=(0,) * len(shape), limit_indices=shape,
+            strides=tuple(interior + 1 for _, _, interior in padding_config),
+        )
+    t_padv = sub(_sum_all(ct), _sum_all(t_operand)) if is_undefined(padding_value) else None
+    return [t_operand if is_undefined(x) else None, t_padv]
+
+
+def _slice_transpose(ct: Any, x: Any, *, start_indices: Shape, limit_indices: Shape, strides: Shape | None) -> list[Any]:
+    in_shape = _aval(x).shape
+    a = get_aval(ct)
+    if strides is None or all(s == 1 for s in strides):
+        config = tuple((s, d - lim, 0) for s, lim, d in zip(start_indices, limit_indices, in_shape))
+    else:
+        real_limits = [s + (0 if t == 0 else 1 + (t - 1) * st) for s, t, st in zip(start_indices, a.shape, strides)]
+        config = tuple((s, d - lim, st - 1) for s, lim, d, st in zip(start_indices, real_limits, in_shape, strides))
+    return [pad_p.bind(ct, _const(0, a.dtype, True), padding_config=config)]
+
+
+def _dynamic_slice_transpose(ct: Any, x: Any, *indices: Any, slice_sizes: Shape) -> list[Any]:
+    if not is_undefined(x) or any(is_undefined(i) for i in indices):
+        raise ValueError("dynamic_slice is linear only in its operand")
+    return [dynamic_update_slice_p.bind(_zeros(_aval(x)), ct, *indices)] + [None] * len(indices)
+
+
+def _dynamic_update_slice_transpose(ct: Any, x: Any, update: Any, *indices: Any) -> list[Any]:
+    if any(is_undefined(i) for i in indices):
+        raise ValueError("dynamic_update_slice is not linear in its start indices")
+    ua = _aval(update)
+    op_ct = dynamic_update_slice_p.bind(ct, _zeros(ua), *indices) if is_undefined(x) else None
+    up_ct = dynamic_slice_p.bind(ct, *indices, slice_sizes=ua.shape) if is_undefined(update) else None
+    return [op_ct, up_ct] + [None] * len(indices)
+
+
+def _gather_transpose(
+    ct: Any, x: Any, idx: Any, *, dimension_numbers: GatherDimensionNumbers, slice_sizes: Shape,
+    unique_indices: bool, indices_are_sorted: bool, mode: GatherScatterMode, fill_value: Any,
+) -> list[Any]:
+    """A scatter-add of the cotangent windows into zeros. XLA's gather clamps out-of-bounds
+    starts (``PROMISE_IN_BOUNDS`` included), so those transpose to a clamping scatter: the exact
+    adjoint even when the promise is broken; filled windows (``FILL_OR_DROP``) are dropped."""
+    if not is_undefined(x) or is_undefined(idx):
+        raise ValueError("gather is linear only in its operand")
+    dn = dimension_numbers
+    if mode is GatherScatterMode.PROMISE_IN_BOUNDS:
+        mode = GatherScatterMode.CLIP
+    sdn = ScatterDimensionNumbers(
+        update_window_dims=dn.offset_dims,
+        inserted_window_dims=dn.collapsed_slice_dims,
+        scatter_dims_to_operand_dims=dn.start_index_map,
+        operand_batching_dims=dn.operand_batching_dims,
+        scatter_indices_batching_dims=dn.start_indices_batching_dims,
+    )
+    out = scatter_add(
+        _zeros(_aval(x)), idx, ct, sdn, unique_indices=unique_indices, indices_are_sorted=indices_are_sorted, mode=mode
+    )
+    return [out, None]
+
+
+def _scatter_add_transpose(
+    ct: Any, x: Any, idx: Any, u: Any, *, dimension_numbers: ScatterDimensionNumbers, indices_are_sorted: bool,
+    unique_indices: bool, mode: GatherScatterMode, update_jaxpr: Any, update_consts: Any,
+) -> list[Any]:
+    if is_undefined(idx):
+        raise ValueError("scatter-add is not linear in its indices")
+    dn = dimension_numbers
+    up_ct = None
+    if is_undefined(u):
+        window = _scatter_window(dn, get_aval(ct).ndim, _aval(u).shape)
+        up_ct = gather(
+            ct, idx, _gather_dnums_of(dn), window, unique_indices=unique_indices,
+            indices_are_sorted=indices_are_sorted, mode=_readback_mode(mode), fill_value=0,
+        )
+    return [ct if is_undefined(x) else None, None, up_ct]
+
+
+def _scatter_transpose(
+    ct: Any, x: Any, idx: Any, u: Any, *, dimension_numbers: ScatterDimensionNumbers, indices_are_sorted: bool,
+    unique_indices: bool, mode: GatherScatterMode, update_jaxpr: Any, update_consts: Any,
+) -> list[Any]:
+    """The operand keeps the cotangent outside the written windows; each update gets the
+    cotangent of its window where it won (all of them with ``unique_indices``)."""
+    if is_undefined(idx):
+        raise ValueError("scatter is not linear in its indices")
+    dn = dimension_numbers
+    ua = _aval(u)
+    op_ct = up_ct = None
+    if is_undefined(x):
+        op_ct = scatter(
+            ct, idx, _zeros(ua), dn, indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode
+        )
+    if is_undefined(u):
+        operand_shape = get_aval(ct).shape
+        window = _scatter_window(dn, len(operand_shape), ua.shape)
+        up_ct = gather(
+            ct, idx, _gather_dnums_of(dn), window, unique_indices=unique_indices,
+            indices_are_sorted=indices_are_sorted, mode=_readback_mode(mode), fill_value=0,
+        )
+        if not unique_indices:
+            keep_update = _scatter_winners(idx, dn, operand_shape, ua.shape, indices_are_sorted, mode)[1]
+            up_ct = select_n(keep_update, _zeros(ua), up_ct)
+    return [op_ct, None, up_ct]
+
+
+broadcast_in_dim_p.def_transpose(_broadcast_in_dim_transpose)
+reshape_p.def_transpose(_reshape_transpose)
+squeeze_p.def_transpose(lambda ct, x, *, dimensions: [reshape_p.bind(ct, new_sizes=_aval(x).shape, dimensions=None)])
+transpose_p.def_transpose(lambda ct, x, *, permutation: [transpose(ct, _inverse_perm(permutation))])
+concatenate_p.def_transpose(_concatenate_transpose)
+pad_p.def_transpose(_pad_transpose)
+slice_p.def_transpose(_slice_transpose)
+dynamic_slice_p.def_transpose(_dynamic_slice_transpose)
+dynamic_update_slice_p.def_transpose(_dynamic_update_slice_transpose)
+rev_p.def_transpose(lambda ct, x, *, dimensions: [rev_p.bind(ct, dimensions=dimensions)])
+gather_p.def_transpose(_gather_transpose)
+scatter_add_p.def_transpose(_scatter_add_transpose)
+scatter_p.def_transpose(_scatter_transpose)
+
+
+# -- batching rules ----------------------------------------------------------------------
+def _phys(d: int, b: int) -> int:
+    """Physical axis of logical axis ``d`` in a value batched at ``b``."""
+    return d + 1 if d >= b else d
+
+
+def _broadcast_in_dim_batch(
+    axis_size: int, vals: list[Any], dims: list[Dim], *, shape: Shape, broadcast_dimensions: Shape
+) -> tuple[Any, Dim]:
+    (x,), (b,) = vals, dims
+    assert b is not None
+    nd = get_aval(x).ndim
+    bd = tuple(0 if j == b else broadcast_dimensions[j - (j > b)] + 1 for j in range(nd))
+    return broadcast_in_dim_p.bind(x, shape=(axis_size,) + shape, broadcast_dimensions=bd), 0
+
+
+def _reshape_batch(
+    axis_size: int, vals: list[Any], dims: list[Dim], *, new_sizes: Shape, dimensions: Shape | None
+) -> tuple[Any, Dim]:
+    (x,), (b,) = vals, dims
+    assert b is not None
+    x = moveaxis(x, b, 0)
+    perm = None if dimensions is None else (0,) + _shift(dimensions)
+    return reshape_p.bind(x, new_sizes=(axis_size,) + new_sizes, dimensions=perm), 0
+
+
+def _squeeze_batch(axis_size: int, vals: list[Any], dims: list[Dim], *, dimensions: Shape) -> tuple[Any, Dim]:
+    (x,), (b,) = vals, dims
+    assert b is not None
+    phys = tuple(_phys(d, b) for d in dimensions)
+    return squeeze_p.bind(x, dimensions=phys), b - sum(1 for p in phys if p < b)
+
+
+def _transpose_batch(axis_size: int, vals: list[Any], dims: list[Dim], *, permutation: Shape) -> tuple[Any, Dim]:
+    (x,), (b,) = vals, dims
+    assert b is not None
+    perm = tuple(_phys(p, b) for p in permutation)
+    return transpose_p.bind(x, permutation=perm[:b] + (b,) + perm[b:]), b
+
+
+def _concatenate_batch(axis_size: int, vals: list[Any], dims: list[Dim], *, dimension: int) -> tuple[Any, Dim]:
+    xs = [bdim_at(x, d, axis_size, 0) for x, d in zip(vals, dims)]
+    return concatenate_p.bind(*xs, dimension=dimension + 1), 0
+
+
+def _pad_batch(
+    axis_size: int, vals: list[Any], dims: list[Dim], *, padding_config: PaddingConfig
+) -> tuple[Any, Dim]:
+    x, pv = vals
+    bx, bp = dims
+    if bp is None:
+        assert bx is not None
+        config = padding_config[:bx] + ((0, 0, 0),) + padding_config[bx:]
+        return pad_p.bind(x, pv, padding_config=config), bx
+    # A batched padding value: pad with zeros, then select the padding positions by a mask.
+    x = bdim_at(x, bx, axis_size, 0)
+    a = get_aval(x)
+    config = ((0, 0, 0),) + padding_config
+    padded = pad_p.bind(x, _const(0, a.dtype, True), padding_config=config)
+    mask = pad_p.bind(
+        broadcast_in_dim_p.bind(_const(True, dtypes.bool_), shape=a.shape, broadcast_dimensions=()),
+        _const(False, dtypes.bool_), padding_config=config,
+    )
+    out_shape = get_aval(padded).shape
+    fill = broadcast_in_dim_p.bind(moveaxis(pv, bp, 0), shape=out_shape, broadcast_dimensions=(0,))
+    return select_n(mask, fill, padded), 0
+
+
+def _slice_batch(
+    axis_size: int, vals: list[Any], dims: list[Dim], *, start_indices: Shape, limit_indices: Shape,
+    strides: Shape | None,
+) -> tuple[Any, Dim]:
+    (x,), (b,) = vals, dims
+    assert b is not None
+    out = slice_p.bind(
+        x,
+        start_indices=start_indices[:b] + (0,) + start_indices[b:],
+        limit_indices=limit_indices[:b] + (axis_size,) + limit_indices[b:],
+        strides=None if strides is None else strides[:b] + (1,) + strides[b:],
+    )
+    return out, b
+
+
+def _index_dtype_of(indices: Sequence[Any]) -> DType:
+    return get_aval(indices[0]).dtype if indices else dtypes.canonicalize_dtype(np.dtype(np.int32))
+
+
+def _stack_indices(axis_size: int, indices: Sequence[Any], dims: Sequence[Dim]) -> Any:
+    """Per-example scalar start indices (batched or not) as one ``(axis_size, len(indices))`` array."""
+    cols = [
+        broadcast_in_dim_p.bind(i, shape=(axis_size, 1), broadcast_dimensions=() if d is None else (0,))
+        for i, d in zip(indices, dims)
+    ]
+    return cols[0] if len(cols) == 1 else concatenate_p.bind(*cols, dimension=1)
+
+
+def _dynamic_slice_batch(axis_size: int, vals: list[Any], dims: list[Dim], *, slice_sizes: Shape) -> tuple[Any, Dim]:
+    x, *idx = vals
+    bx, *bidx = dims
+    if all(d is None for d in bidx):
+        assert bx is not None
+        zero = _const(0, _index_dtype_of(idx))
+        starts = idx[:bx] + [zero] + idx[bx:]
+        return dynamic_slice_p.bind(x, *starts, slice_sizes=slice_sizes[:bx] + (axis_size,) + slice_sizes[bx:]), bx
+    # Batched start indices: a gather of one clamped window per example (as JAX does).
+    dt = get_aval(x).dtype
+    if axis_size == 0:
+        return broadcast_in_dim_p.bind(_const(0, dt), shape=(0,) + slice_sizes, broadcast_dimensions=()), 0
+    index = _stack_indices(axis_size, idx, bidx)
+    nd = len(slice_sizes)
+    if bx is None:
+        dn = GatherDimensionNumbers(
+            offset_dims=tuple(range(1, nd + 1)), collapsed_slice_dims=(), start_index_map=tuple(range(nd))
+        )
+        return gather(x, index, dn, slice_sizes, mode=GatherScatterMode.CLIP), 0
+    dn = GatherDimensionNumbers(
+        offset_dims=tuple(range(1, nd + 1)), collapsed_slice_dims=(), start_index_map=tuple(range(1, nd + 1)),
+        operand_batching_dims=(0,), start_indices_batching_dims=(0,),
+    )
+    return gather(moveaxis(x, bx, 0), index, dn, (1,) + slice_sizes, mode=GatherScatterMode.CLIP), 0
+
+
+def _dynamic_update_slice_batch(axis_size: int, vals: list[Any], dims: list[Dim]) -> tuple[Any, Dim]:
+    x, u, *idx = vals
+    bx, bu, *bidx = dims
+    if all(d is None for d in bidx):
+        if bx is not None and bx == bu:
+            b = bx
+        else:
+            b = 0
+            x, u = bdim_at(x, bx, axis_size, 0), bdim_at(u, bu, axis_size, 0)
+        zero = _const(0, _index_dtype_of(idx))
+        return dynamic_update_slice_p.bind(x, u, *idx[:b], zero, *idx[b:]), b
+    # Batched start indices: a scatter of one clamped window per example (as JAX does).
+    x, u = bdim_at(x, bx, axis_size, 0), bdim_at(u, bu, axis_size, 0)
+    if axis_size == 0:
+        return x, 0
+    index = _stack_indices(axis_size, idx, bidx)
+    nd = len(idx)
+    dn = ScatterDimensionNumbers(
+        update_window_dims=tuple(range(1, nd + 1)), inserted_window_dims=(),
+        scatter_dims_to_operand_dims=tuple(range(1, nd + 1)), operand_batching_dims=(0,),
+        scatter_indices_batching_dims=(0,),
+    )
+    return scatter(x, index, u, dn, indices_are_sorted=True, unique_indices=True, mode=GatherScatterMode.CLIP), 0
+
+
+def _iota_batch(axis_size: int, vals: list[Any], dims: list[Dim], **params: Any) -> tuple[Any, Dim]:
+    return iota_p.bind(**params), None  # iota has no operands: never batched
+
+
+def _rev_batch(axis_size: int, vals: list[Any], dims: list[Dim], *, dimensions: Shape) -> tuple[Any, Dim]:
+    (x,), (b,) = vals, dims
+    assert b is not None
+    return rev_p.bind(x, dimensions=tuple(_phys(d, b) for d in dimensions)), b
+
+
+def _gather_batch(
+    axis_size: int, vals: list[Any], dims: list[Dim], *, dimension_numbers: GatherDimensionNumbers,
+    slice_sizes: Shape, unique_indices: bool, indices_are_sorted: bool, mode: GatherScatterMode, fill_value: Any,
+) -> tuple[Any, Dim]:
+    """JAX's ``_gather_batching_rule``: a batched operand becomes an offset (window) dimension,
+    batched indices an extra batch dimension, and both batched an operand batching dimension."""
+    x, idx = vals
+    bx, bi = dims
+    dn = dimension_numbers
+    params: dict[str, Any] = dict(
+        unique_indices=unique_indices, indices_are_sorted=indices_are_sorted, mode=mode, fill_value=fill_value
+    )
+    if bi is None:
+        assert bx is not None
+        x = moveaxis(x, bx, 0)
+        new = GatherDimensionNumbers(
+            offset_dims=(0,) + _shift(dn.offset_dims),
+            collapsed_slice_dims=_shift(dn.collapsed_slice_dims),
+            start_index_map=_shift(dn.start_index_map),
+            operand_batching_dims=_shift(dn.operand_batching_dims),
+            start_indices_batching_dims=dn.start_indices_batching_dims,
+        )
+        return gather_p.bind(x, idx, dimension_numbers=new, slice_sizes=(axis_size,) + slice_sizes, **params), 0
+    idx = moveaxis(idx, bi, 0)
+    if bx is None:
+        new = GatherDimensionNumbers(
+            offset_dims=_shift(dn.offset_dims),
+            collapsed_slice_dims=dn.collapsed_slice_dims,
+            start_index_map=dn.start_index_map,
+            operand_batching_dims=dn.operand_batching_dims,
+            start_indices_batching_dims=_shift(dn.start_indices_batching_dims),
+        )
+        params.update(unique_indices=False, indices_are_sorted=False)
+        return gather_p.bind(x, idx, dimension_numbers=new, slice_sizes=slice_sizes, **params), 0
+    x = moveaxis(x, bx, 0)
+    if axis_size == 0:  # a size-1 batching slice of a size-0 axis is not a valid gather
+        xa, ia = get_aval(x), get_aval(idx)
+        out = gather_p.abstract_eval(
+            [shaped_array(xa.shape[1:], xa.dtype), shaped_array(ia.shape[1:], ia.dtype)],
+            dict(dimension_numbers=dn, slice_sizes=slice_sizes, **params),
+        )[0]
+        return broadcast_in_dim_p.bind(_const(0, xa.dtype), shape=(0,) + out.shape, broadcast_dimensions=()), 0
+    new = GatherDimensionNumbers(
+        offset_dims=_shift(dn.offset_dims),
+        collapsed_slice_dims=_shift(dn.collapsed_slice_dims),
+        start_index_map=_shift(dn.start_index_map),
+        operand_batching_dims=(0,) + _shift(dn.operand_batching_dims),
+        start_indices_batching_dims=(0,) + _shift(dn.start_indices_batching_dims),
+    )
+    return gather_p.bind(x, idx, dimension_numbers=new, slice_sizes=(1,) + slice_sizes, **params), 0
+
+
+def _scatter_batching(prim: Primitive) -> Callable[..., tuple[Any, Dim]]:
+    """JAX's ``_scatter_batching_rule`` (the operand is always batched: it is written into)."""
+
+    def rule(
+        axis_size: int, vals: list[Any], dims: list[Dim], *, dimension_numbers: ScatterDimensionNumbers,
+        **params: ParamValue,
+    ) -> tuple[Any, Dim]:
+        x, idx, u = vals
+        bx, bi, bu = dims
+        dn = dimension_numbers
+        x = bdim_at(x, bx, axis_size, 0)
+        u = bdim_at(u, bu, axis_size, 0)
+        if bi is None:
+            new = ScatterDimensionNumbers(
+                update_window_dims=(0,) + _shift(dn.update_window_dims),
+                inserted_window_dims=_shift(dn.inserted_window_dims),
+                scatter_dims_to_operand_dims=_shift(dn.scatter_dims_to_operand_dims),
+                operand_batching_dims=_shift(dn.operand_batching_dims),
+                scatter_indices_batching_dims=dn.scatter_indices_batching_dims,
+            )
+        else:
+            if axis_size == 0:
+                return x, 0
+            idx = moveaxis(idx, bi, 0)
+            new = ScatterDimensionNumbers(
+                update_window_dims=_shift(dn.update_window_dims),
+                inserted_window_dims=_shift(dn.inserted_window_dims),
+                scatter_dims_to_operand_dims=_shift(dn.scatter_dims_to_operand_dims),
+                operand_batching_dims=(0,) + _shift(dn.operand_batching_dims),
+                scatter_indices_batching_dims=(0,) + _shift(dn.scatter_indices_batching_dims),
+            )
+        return prim.bind(x, idx, u, dimension_numbers=new, **params), 0
+
+    return rule
+
+
+broadcast_in_dim_p.def_batching(_broadcast_in_dim_batch)
+reshape_p.def_batching(_reshape_batch)
+squeeze_p.def_batching(_squeeze_batch)
+transpose_p.def_batching(_transpose_batch)
+concatenate_p.def_batching(_concatenate_batch)
+pad_p.def_batching(_pad_batch)
+slice_p.def_batching(_slice_batch)
+dynamic_slice_p.def_batching(_dynamic_slice_batch)
+dynamic_update_slice_p.def_batching(_dynamic_update_slice_batch)
+iota_p.def_batching(_iota_batch)
+rev_p.def_batching(_rev_batch)
+gather_p.def_batching(_gather_batch)
+scatter_p.def_batching(_scatter_batching(scatter_p))
+scatter_add_p.def_batching(_scatter_batching(scatter_add_p))
+
+
+# -- lowering rules (StableHLO text) -------------------------------------------------------
+from fcore.backend.lowering import LoweringRuleContext, tensor_type  # noqa: E402
+
+
+def _ints(xs: Sequence[int]) -> str:
+    return "[" + ", ".join(str(int(x)) for x in xs) + "]"
+
+
+def _i64_array(xs: Sequence[int]) -> str:
+    return "array<i64: " + ", ".join(str(int(x)) for x in xs) + ">" if xs else "array<i64>"
+
+
+def _index_compare_type(dt: DType) -> str:
+    return "UNSIGNED" if dtypes.is_unsigned_int(dt) else "SIGNED"
+
+
+@broadcast_in_dim_p.def_lowering
+def _broadcast_in_dim_lowering(ctx: LoweringRuleContext, x: str, *, shape: Shape, broadcast_dimensions: Shape) -> str:
+    (a,), out = ctx.avals_in, ctx.avals_out[0]
+    return ctx.op_typed("stablehlo.broadcast_in_dim", [x], [a], out, f", dims = {_ints(broadcast_dimensions)}")
+
+
+def _reshape_to(ctx: LoweringRuleContext, x: str, a: ShapedArray, out: ShapedArray) -> str:
+    return x if a.shape == out.shape else ctx.op_typed("stablehlo.reshape", [x], [a], out)
+
+
+def _transpose_to(ctx: LoweringRuleContext, x: str, a: ShapedArray, perm: Shape) -> tuple[str, ShapedArray]:
+    if perm == tuple(range(len(perm))):
+        return x, a
+    out = a.update(shape=tuple(a.shape[p] for p in perm))
+    return ctx.op_typed("stablehlo.transpose", [x], [a], out, f", dims = {_ints(perm)}"), out
+
+
+@reshape_p.def_lowering
+def _reshape_lowering(ctx: LoweringRuleContext, x: str, *, new_sizes: Shape, dimensions: Shape | None) -> str:
+    a = ctx.avals_in[0]
+    if dimensions is not None:
+        x, a = _transpose_to(ctx, x, a, dimensions)
+    return _reshape_to(ctx, x, a, ctx.avals_out[0])
+
+
+@squeeze_p.def_lowering
+def _squeeze_lowering(ctx: LoweringRuleContext, x: str, *, dimensions: Shape) -> str:
+    return _reshape_to(ctx, x, ctx.avals_in[0], ctx.avals_out[0])
+
+
+@transpose_p.def_lowering
+def _transpose_lowering(ctx: LoweringRuleContext, x: str, *, permutation: Shape) -> str:
+    return _transpose_to(ctx, x, ctx.avals_in[0], permutation)[0]
+
+
+@concatenate_p.def_lowering
+def _concatenate_lowering(ctx: LoweringRuleContext, *xs: str, dimension: int) -> str:
+    if len(xs) == 1:
+        return xs[0]
+    return ctx.op_typed("stablehlo.concatenate", list(xs), ctx.avals_in, ctx.avals_out[0], f", dim = {dimension}")
+
+
+@pad_p.def_lowering
+def _pad_lowering(ctx: LoweringRuleContext, x: str, padding_value: str, *, padding_config: PaddingConfig) -> str:
+    if all(lo == hi == interior == 0 for lo, hi, interior in padding_config):
+        return x
+    lo, hi, interior = zip(*padding_config)
+    attrs = f", low = {_ints(lo)}, high = {_ints(hi)}, interior = {_ints(interior)}"
+    return ctx.op_typed("stablehlo.pad", [x, padding_value], ctx.avals_in, ctx.avals_out[0], attrs)
+
+
+@slice_p.def_lowering
+def _slice_lowering(
+    ctx: LoweringRuleContext, x: str, *, start_indices: Shape, limit_indices: Shape, strides: Shape | None
+) -> str:
+    a, out = ctx.avals_in[0], ctx.avals_out[0]
+    if a.shape == out.shape:
+        return x  # the whole operand (a rank-0 slice included)
+    steps = strides if strides is not None else (1,) * len(start_indices)
+    parts = ", ".join(
+        f"{s}:{lim}" if st == 1 else f"{s}:{lim}:{st}" for s, lim, st in zip(start_indices, limit_indices, steps)
+    )
+    return ctx.op_typed("stablehlo.slice", [f"{x} [{parts}]"], [a], out)
+
+
+@dynamic_slice_p.def_lowering
+def _dynamic_slice_lowering(ctx: LoweringRuleContext, x: str, *indices: str, slice_sizes: Shape) -> str:
+    if not indices:
+        return x
+    return ctx.op_typed(
+        "stablehlo.dynamic_slice", [x, *indices], ctx.avals_in, ctx.avals_out[0], f", sizes = {_ints(slice_sizes)}"
+    )
+
+
+@dynamic_update_slice_p.def_lowering
+def _dynamic_update_slice_lowering(ctx: LoweringRuleContext, x: str, update: str, *indices: str) -> str:
+    if not indices:
+        return update
+    return ctx.op_typed("stablehlo.dynamic_update_slice", [x, update, *indices], ctx.avals_in, ctx.avals_out[0])
+
+
+@iota_p.def_lowering
+def _iota_lowering(ctx: LoweringRuleContext, *, dtype: DType, shape: Shape, dimension: int) -> str:
+    return ctx.emit(f"stablehlo.iota dim = {dimension} : {tensor_type(ctx.avals_out[0])}")
+
+
+@rev_p.def_lowering
+def _rev_lowering(ctx: LoweringRuleContext, x: str, *, dimensions: Shape) -> str:
+    if not dimensions:
+        return x
+    return ctx.emit(f"stablehlo.reverse {x}, dims = {_ints(dimensions)} : {tensor_type(ctx.avals_out[0])}")
+
+
+def _index_upper_bounds(ctx: LoweringRuleContext, idx: ShapedArray, bounds: Sequence[int]) -> str:
+    """``bounds`` (one per index-vector entry) broadcast to the indices' shape, in their dtype."""
+    info = np.iinfo(idx.dtype)
+    values = np.clip(np.array(bounds, np.int64), builtins.max(int(info.min), 0), int(info.max)).astype(idx.dtype)
+    vec = ctx.constant(values, idx.dtype, (len(bounds),))
+    return ctx.broadcast(vec, ShapedArray((len(bounds),), idx.dtype), idx.shape, [idx.ndim - 1])
+
+
+def _dnums_attr(kind: str, fields: Sequence[tuple[str, Shape]], index_vector_dim: int) -> str:
+    body = ", ".join(f"{name} = {_ints(v)}" for name, v in fields if v)
+    sep = ", " if body else ""
+    return f"#stablehlo.{kind}<{body}{sep}index_vector_dim = {index_vector_dim}>"
+
+
+def _bool_attr(b: bool) -> str:
+    return "true" if b else "false"
+
+
+@gather_p.def_lowering
+def _gather_lowering(
+    ctx: LoweringRuleContext, x: str, idx: str, *, dimension_numbers: GatherDimensionNumbers, slice_sizes: Shape,
+    unique_indices: bool, indices_are_sorted: bool, mode: GatherScatterMode, fill_value: Any,
+) -> str:
+    if mode is GatherScatterMode.ONE_HOT:
+        raise NotImplementedError("gather: mode ONE_HOT is not implemented")
+    xa, ia = ctx.avals_in
+    out = ctx.avals_out[0]
+    dn = dimension_numbers
+    dnums = _dnums_attr("gather", [
+        ("offset_dims", dn.offset_dims), ("collapsed_slice_dims", dn.collapsed_slice_dims),
+        ("operand_batching_dims", dn.operand_batching_dims),
+        ("start_indices_batching_dims", dn.start_indices_batching_dims), ("start_index_map", dn.start_index_map),
+    ], ia.ndim - 1)
+    gathered = ctx.emit(
+        f'"stablehlo.gather"({x}, {idx}) <{{dimension_numbers = {dnums}, '
+        f"indices_are_sorted = {_bool_attr(indices_are_sorted)}, slice_sizes = {_i64_array(slice_sizes)}}}> : "
+        f"({tensor_type(xa)}, {tensor_type(ia)}) -> {tensor_type(out)}"
+    )
+    k = ia.shape[-1]
+    if mode is not GatherScatterMode.FILL_OR_DROP or k == 0 or out.size == 0:
+        return gathered
+    # FILL_OR_DROP: XLA clamps, so mask windows whose start is out of bounds in an indexed dimension.
+    pred = ia.update(dtype=dtypes.bool_)
+    cmp = f", {_index_compare_type(ia.dtype)}"
+    upper = _index_upper_bounds(ctx, ia, [xa.shape[d] - slice_sizes[d] for d in dn.start_index_map])
+    ok = ctx.op_typed("stablehlo.compare LE,", [idx, upper], [ia, ia], pred, cmp)
+    if not dtypes.is_unsigned_int(ia.dtype):
+        zero = ctx.constant(0, ia.dtype, ia.shape)
+        ok = ctx.op("stablehlo.and", [ok, ctx.op_typed("stablehlo.compare GE,", [idx, zero], [ia, ia], pred, cmp)], pred)
+    per_window = pred.update(shape=ia.shape[:-1])
+    true = ctx.constant(True, dtypes.bool_)
+    mask = ctx.emit(
+        f"stablehlo.reduce({ok} init: {true}) applies stablehlo.and across dimensions = [{ia.ndim - 1}] : "
+        f"({tensor_type(pred)}, tensor<i1>) -> {tensor_type(per_window)}"
+    )
+    batch_dims = [d for d in range(out.ndim) if d not in dn.offset_dims]
+    mask = ctx.broadcast(mask, per_window, out.shape, batch_dims)
+    fill = ctx.constant(fill_value, out.dtype, out.shape)
+    return ctx.emit(f"stablehlo.select {mask}, {gathered}, {fill} : {tensor_type(out.update(dtype=dtypes.bool_))}, "
+                    f"{tensor_type(out)}")
+
+
+def _scatter_lowering(add: bool) -> Callable[..., str]:
+    def rule(
+        ctx: LoweringRuleContext, x: str, idx: str, u: str, *, dimension_numbers: ScatterDimensionNumbers,
+        indices_are_sorted: bool, unique_indices: bool, mode: GatherScatterMode, update_jaxpr: Any,
+        update_consts: Any,
+    ) -> str:
+        if mode is GatherScatterMode.ONE_HOT:
+            raise NotImplementedError("scatter: mode ONE_HOT is not implemented")
+        xa, ia, ua = ctx.avals_in
+        out = ctx.avals_out[0]
+        dn = dimension_numbers
+        if mode is GatherScatterMode.CLIP and ia.size and ia.shape[-1]:
+            # XLA drops out-of-bounds windows; CLIP clamps the start indices first (JAX's way).
+            window = _scatter_window(dn, xa.ndim, ua.shape)
+            upper = _index_upper_bounds(ctx, ia, [xa.shape[d] - window[d] for d in dn.scatter_dims_to_operand_dims])
+            zero = ctx.constant(0, ia.dtype, ia.shape)
+            idx = ctx.op("stablehlo.clamp", [zero, idx, upper], ia)
+        dnums = _dnums_attr("scatter", [
+            ("update_window_dims", dn.update_window_dims), ("inserted_window_dims", dn.inserted_window_dims),
+            ("input_batching_dims", dn.operand_batching_dims),
+            ("scatter_indices_batching_dims", dn.scatter_indices_batching_dims),
+            ("scatter_dims_to_operand_dims", dn.scatter_dims_to_operand_dims),
+        ], ia.ndim - 1)
+        scalar = tensor_type(ShapedArray((), out.dtype))
+        lhs, rhs = ctx.fn.fresh(), ctx.fn.fresh()
+        if add:
+            res = ctx.fn.fresh()
+            body = (f"      {res} = stablehlo.add {lhs}, {rhs} : {scalar}\n"
+                    f"      stablehlo.return {res} : {scalar}\n")
+        else:
+            body = f"      stablehlo.return {rhs} : {scalar}\n"
+        return ctx.emit(
+            f'"stablehlo.scatter"({x}, {idx}, {u}) <{{indices_are_sorted = {_bool_attr(indices_are_sorted)}, '
+            f"scatter_dimension_numbers = {dnums}, unique_indices = {_bool_attr(unique_indices)}}}> ({{\n"
+            f"    ^bb0({lhs}: {scalar}, {rhs}: {scalar}):\n{body}"
+            f"    }}) : ({tensor_type(xa)}, {tensor_type(ia)}, {tensor_type(ua)}) -> {tensor_type(out)}"
+        )
+
+    return rule
+
+
+scatter_p.def_lowering(_scatter_lowering(add=False))
+scatter_add_p.def_lowering(_scatter_lowering(add=True))

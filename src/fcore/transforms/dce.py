@@ -22,7 +22,7 @@ def dce_jaxpr_open(jaxpr: Jaxpr, used_outputs: Sequence[bool], prune_inputs: boo
             used_ins, new_eqn = rule(used, eqn)
             if new_eqn is None:
                 continue
-            for a, u in zip(new_eqn.invars, used_ins):
+            for a, u in zip(eqn.invars, used_ins):  # the mask is over the original operands
                 if u and isinstance(a, Var):
                     live.add(id(a))
             kept.append(new_eqn)

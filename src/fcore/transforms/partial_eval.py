@@ -2,6 +2,16 @@
 
 ``PartialEvalTrace`` does it while tracing (``linearize``: primal work runs now, in the
 parent trace; tangent work is staged); ``partial_eval_jaxpr`` does it to a jaxpr.
+
+A higher-order primitive's ``partial_eval_rule(unknowns, **params)`` returns
+``(known, unknown, out_unknowns, num_res)`` where ``known``/``unknown`` are either the
+params of two equations of the same primitive (the known one maps the known inputs to
+the known outputs and the residuals; the unknown one maps the residuals and the unknown
+inputs to the unknown outputs), or, when one equation of the primitive cannot express a
+half (control flow: forwarding inputs, promoting a known loop carry to unknown,
+recomputation), two ``ClosedJaxpr`` s with those same signatures (consts allowed), whose
+equations are inlined: the known ones run now (trace) or join the known jaxpr (pass),
+the unknown ones are staged as they are, without further splitting.
 """
 
 from __future__ import annotations
@@ -9,10 +19,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from fcore.interpreters.stack import bind_with_trace
+from fcore.interpreters.eval_jaxpr import eval_jaxpr
+from fcore.interpreters.stack import bind_with_trace, set_current_trace
 from fcore.interpreters.staging import StagingTrace, StagingTracer
 from fcore.interpreters.trace import Trace
-from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Var, new_eqn
+from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, new_eqn
 from fcore.ir.params import ParamValue
 from fcore.ir.primitive import Primitive
 from fcore.transforms.util import bools, verified
@@ -40,12 +51,58 @@ class PartialEvalTrace(StagingTrace):
         if rule is None:
             return super().process_primitive(prim, args, params)
         known_params, unknown_params, out_unknowns, num_res = rule(unknowns, **params)
-        known = bind_with_trace(self.parent, prim, [a for a, u in zip(args, unknowns) if not u], known_params)
+        known_args = [a for a, u in zip(args, unknowns) if not u]
+        unknown_args = [a for a, u in zip(args, unknowns) if u]
+        if isinstance(known_params, ClosedJaxpr):
+            # The rule returned the two halves as jaxprs (see the module docstring):
+            # run the known one now in the parent, stage the unknown one equation by equation.
+            with set_current_trace(self.parent):
+                known = eval_jaxpr(known_params.jaxpr, known_params.consts, *known_args)
+            res = known[len(known) - num_res :]
+            staged = self._stage_closed(unknown_params, res + unknown_args)
+        else:
+            known = bind_with_trace(self.parent, prim, known_args, known_params)
+            res = known[len(known) - num_res :]
+            staged = super().process_primitive(prim, res + unknown_args, unknown_params)
         n_known = len(known) - num_res
-        res = known[n_known:]
-        staged = super().process_primitive(prim, res + [a for a, u in zip(args, unknowns) if u], unknown_params)
         known_it, staged_it = iter(known[:n_known]), iter(staged)
         return [next(staged_it) if u else next(known_it) for u in out_unknowns]
+
+    def _stage_closed(self, closed: ClosedJaxpr, args: Sequence[Any]) -> list[Any]:
+        """Stage every equation of ``closed`` (no further splitting); returns its outputs."""
+        env: dict[int, Any] = {id(v): c for v, c in zip(closed.jaxpr.constvars, closed.consts)}
+        env.update((id(v), a) for v, a in zip(closed.jaxpr.invars, args))
+
+        def read(a: Atom) -> Any:
+            return a if type(a) is Literal else env[id(a)]
+
+        for eqn in closed.jaxpr.eqns:
+            ins = [read(a) for a in eqn.invars]
+            out = StagingTrace.process_primitive(self, eqn.primitive, ins, eqn.params.as_dict())
+            outs = out if eqn.primitive.multiple_results else [out]
+            env.update((id(v), o) for v, o in zip(eqn.outvars, outs))
+        return [read(a) for a in closed.jaxpr.outvars]
+
+
+def _inline(
+    closed: ClosedJaxpr, args: Sequence[Atom], out: list[JaxprEqn], constvars: list[Var], consts: list[Any]
+) -> tuple[list[Atom], list[JaxprEqn]]:
+    """Append ``closed``'s equations to ``out`` with fresh binders (its constvars become new
+    constvars); returns its outputs and the appended equations."""
+    env: dict[int, Atom] = dict(zip(map(id, closed.jaxpr.invars), args))
+    for v, c in zip(closed.jaxpr.constvars, closed.consts):
+        fresh = Var(v.aval)
+        constvars.append(fresh)
+        consts.append(c)
+        env[id(v)] = fresh
+    added: list[JaxprEqn] = []
+    for e in closed.jaxpr.eqns:
+        ins = tuple(env.get(id(a), a) if isinstance(a, Var) else a for a in e.invars)
+        outs = tuple(Var(v.aval) for v in e.outvars)
+        env.update(zip(map(id, e.outvars), outs))
+        added.append(e.replace(invars=ins, outvars=outs))
+    out.extend(added)
+    return [env.get(id(a), a) if isinstance(a, Var) else a for a in closed.jaxpr.outvars], added
 
 
 def partial_eval_jaxpr(
@@ -66,12 +123,25 @@ def partial_eval_jaxpr(
     known_eqns: list[JaxprEqn] = []
     unknown_eqns: list[JaxprEqn] = []
     residuals: dict[int, Var] = {}
+    # Outputs of equations whose rule returned jaxpr halves are renamed to the inlined atoms.
+    subst: dict[int, Atom] = {}
+    known_constvars: list[Var] = []
+    known_consts: list[Any] = []
+    unknown_constvars: list[Var] = []
+    unknown_consts: list[Any] = []
+
+    def sub(a: Atom) -> Atom:
+        return subst.get(id(a), a) if isinstance(a, Var) else a
 
     def residual(a: Atom) -> None:
         if isinstance(a, Var) and id(a) not in unknown_ids and id(a) not in residuals:
             residuals[id(a)] = a
 
     for eqn in jaxpr.eqns:
+        if subst:
+            invars = tuple(sub(a) for a in eqn.invars)
+            if invars != eqn.invars:
+                eqn = eqn.replace(invars=invars)
         if not any(isinstance(a, Var) and id(a) in unknown_ids for a in eqn.invars):
             known_eqns.append(eqn)
             continue
@@ -81,12 +151,28 @@ def partial_eval_jaxpr(
             known_params, unknown_params, out_unknowns, num_res = rule(in_unknowns, **eqn.params)
             known_ins = [a for a, u in zip(eqn.invars, in_unknowns) if not u]
             eqn_known_outs = [v for v, u in zip(eqn.outvars, out_unknowns) if not u]
+            unknown_outs = [v for v, u in zip(eqn.outvars, out_unknowns) if u]
+            if isinstance(known_params, ClosedJaxpr):
+                assert isinstance(unknown_params, ClosedJaxpr)
+                k_outs, _ = _inline(known_params, known_ins, known_eqns, known_constvars, known_consts)
+                assert len(k_outs) == len(eqn_known_outs) + num_res
+                for v, a in zip(eqn_known_outs, k_outs):
+                    subst[id(v)] = a
+                u_ins = k_outs[len(eqn_known_outs) :] + [a for a, u in zip(eqn.invars, in_unknowns) if u]
+                u_outs, added = _inline(unknown_params, u_ins, unknown_eqns, unknown_constvars, unknown_consts)
+                for e in added:
+                    for a in e.invars:
+                        residual(a)
+                    unknown_ids.update(id(v) for v in e.outvars)
+                unknown_ids.update(id(v) for v in unknown_constvars)
+                for v, a in zip(unknown_outs, u_outs):
+                    subst[id(v)] = a
+                continue
             res_avals = eqn.primitive.abstract_eval([a.aval for a in known_ins], known_params)[len(eqn_known_outs):]
             res = [Var(a) for a in res_avals]
             assert len(res) == num_res
             known_eqns.append(new_eqn(eqn.primitive, known_ins, eqn_known_outs + res, known_params))
             unknown_ins = res + [a for a, u in zip(eqn.invars, in_unknowns) if u]
-            unknown_outs = [v for v, u in zip(eqn.outvars, out_unknowns) if u]
             unknown_eqns.append(new_eqn(eqn.primitive, unknown_ins, unknown_outs, unknown_params))
             for r in res:
                 residuals[id(r)] = r
@@ -97,31 +183,30 @@ def partial_eval_jaxpr(
             residual(a)
         unknown_ids.update(id(v) for v in eqn.outvars)
 
+    outvars = [sub(a) for a in jaxpr.outvars]
     out_unknowns = [
-        (isinstance(a, Var) and id(a) in unknown_ids) or i for a, i in zip(jaxpr.outvars, inst)
+        (isinstance(a, Var) and id(a) in unknown_ids) or i for a, i in zip(outvars, inst)
     ]
-    for a, u in zip(jaxpr.outvars, out_unknowns):
+    for a, u in zip(outvars, out_unknowns):
         if u:
             residual(a)
     res_vars = list(residuals.values())
-    known_outs: list[Atom] = [a for a, u in zip(jaxpr.outvars, out_unknowns) if not u]
+    known_outs: list[Atom] = [a for a, u in zip(outvars, out_unknowns) if not u]
     known = Jaxpr(
-        jaxpr.constvars,
+        jaxpr.constvars + tuple(known_constvars),
         tuple(v for v, u in zip(jaxpr.invars, unknowns) if not u),
         tuple(known_outs + list[Atom](res_vars)),
         tuple(known_eqns),
     )
     unknown = Jaxpr(
-        (),
+        tuple(unknown_constvars),
         tuple(res_vars) + tuple(v for v, u in zip(jaxpr.invars, unknowns) if u),
-        tuple(a for a, u in zip(jaxpr.outvars, out_unknowns) if u),
+        tuple(a for a, u in zip(outvars, out_unknowns) if u),
         tuple(unknown_eqns),
     )
     return (
-        verified(ClosedJaxpr(known, closed.consts)),
-        verified(ClosedJaxpr(unknown, ())),
+        verified(ClosedJaxpr(known, closed.consts + tuple(known_consts))),
+        verified(ClosedJaxpr(unknown, tuple(unknown_consts))),
         out_unknowns,
         len(res_vars),
     )
-
-

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
-from fcore.transforms.dce import dce_jaxpr
+from fcore.transforms.dce import dce_jaxpr_open
 from fcore.transforms.util import verified
 
 Pass = Callable[[ClosedJaxpr], ClosedJaxpr]
@@ -95,8 +95,17 @@ def simplify_algebra(closed: ClosedJaxpr) -> ClosedJaxpr:
     Local identities that transposition and differentiation leave behind:
     ``x * 1 -> x``, ``x + 0 -> x``, ``neg(neg x) -> x`` and
     ``neg(mul(neg a, b)) -> mul(a, b)`` (when the inner values have no other use).
-    Unused equations are then removed.
+    Unused equations are removed; rewriting repeats until nothing changes.
     """
+    current = dce(closed)
+    while True:
+        simplified = _simplify_once(current)
+        if len(simplified.jaxpr.eqns) == len(current.jaxpr.eqns):
+            return verified(simplified)
+        current = simplified
+
+
+def _simplify_once(closed: ClosedJaxpr) -> ClosedJaxpr:
     jaxpr = closed.jaxpr
     uses: dict[int, int] = {}
     for eqn in jaxpr.eqns:
@@ -124,10 +133,10 @@ def simplify_algebra(closed: ClosedJaxpr) -> ClosedJaxpr:
         if out is not None and name in ("mul", "add", "sub"):
             x, y = eqn.invars
             unit = 1.0 if name == "mul" else 0.0
-            if _is_literal(y, unit) and x.aval.strip_weak_type() == out.aval.strip_weak_type():
+            if _is_literal(y, unit) and x.aval == out.aval:
                 subst[id(out)] = x
                 continue
-            if name != "sub" and _is_literal(x, unit) and y.aval.strip_weak_type() == out.aval.strip_weak_type():
+            if name != "sub" and _is_literal(x, unit) and y.aval == out.aval:
                 subst[id(out)] = y
                 continue
         if out is not None and name == "neg":
@@ -147,19 +156,7 @@ def simplify_algebra(closed: ClosedJaxpr) -> ClosedJaxpr:
         for v in eqn.outvars:
             defs[id(v)] = eqn
         eqns.append(eqn)
-    simplified = ClosedJaxpr(_rebuild(jaxpr, eqns, subst), closed.consts)
-    pruned, _ = dce_jaxpr_keep_inputs(simplified)
-    return verified(pruned)
-
-
-def dce_jaxpr_keep_inputs(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[bool]]:
-    """DCE that keeps the signature (all inputs and outputs)."""
-    from fcore.transforms.dce import dce_jaxpr_open
-
-    jaxpr, used = dce_jaxpr_open(closed.jaxpr, [True] * len(closed.jaxpr.outvars), prune_inputs=False)
-    keep = {id(v) for v in jaxpr.constvars}
-    consts = tuple(c for v, c in zip(closed.jaxpr.constvars, closed.consts) if id(v) in keep)
-    return ClosedJaxpr(jaxpr, consts), used
+    return dce(ClosedJaxpr(_rebuild(jaxpr, eqns, subst), closed.consts))
 
 
 def inline_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
@@ -212,7 +209,14 @@ def pipeline(*passes: Pass) -> Pass:
 
 
 def dce(closed: ClosedJaxpr) -> ClosedJaxpr:
-    """DCE that keeps every output (a ``Pass`` for pipelines)."""
-    return dce_jaxpr(closed, [True] * len(closed.jaxpr.outvars))[0]
+    """dce : (a -> b) -> (a -> b)
+
+    Dead-code elimination that keeps the signature (every input and output), so it
+    composes in pipelines; ``dce_jaxpr`` is the variant that also prunes inputs.
+    """
+    jaxpr, _ = dce_jaxpr_open(closed.jaxpr, [True] * len(closed.jaxpr.outvars), prune_inputs=False)
+    keep = {id(v) for v in jaxpr.constvars}
+    consts = tuple(c for v, c in zip(closed.jaxpr.constvars, closed.consts) if id(v) in keep)
+    return verified(ClosedJaxpr(jaxpr, consts))
 
 

@@ -1,0 +1,139 @@
+"""The ``fcore.Array`` operator/method table, installed when ``fcore.numpy`` is imported.
+
+Binary operators defer (return ``NotImplemented``) when the other operand is not array-like,
+as JAX's do, so that ``x == "a"`` is ``False`` and unknown types can implement the reflected
+operator themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from fcore.interpreters.array import Array, ArrayMethod, register_array_methods
+from fcore.numpy import indexing, linalg_ops, reductions, shape_ops, ufuncs
+from fcore.numpy._dtypes import canonical_dtype
+from fcore.numpy._promotion import convert
+
+_ARRAYLIKE = (Array, np.ndarray, np.generic, bool, int, float, complex)
+_OK: set[type] = {bool, int, float, complex, np.ndarray}
+"""Classes seen to be array-like (a set lookup instead of an ABC ``isinstance`` check)."""
+
+
+def _arraylike(x: object) -> bool:
+    if isinstance(x, _ARRAYLIKE):
+        _OK.add(type(x))
+        return True
+    return False
+
+
+def _defer(fn: Callable[[Any, Any], Array]) -> ArrayMethod:
+    def op(x: Any, y: Any) -> Any:
+        if (type(x) in _OK or _arraylike(x)) and (type(y) in _OK or _arraylike(y)):
+            return fn(x, y)
+        return NotImplemented
+
+    op.__name__ = op.__qualname__ = getattr(fn, "__name__", "op")
+    op.__doc__ = fn.__doc__
+    return op
+
+
+def astype(x: Array, dtype: Any, copy: bool = False) -> Array:
+    """``x`` converted to ``dtype`` (strongly typed)."""
+    return convert(x, canonical_dtype(dtype), False)
+
+
+def _transpose(x: Array, axes: Any = None) -> Array:
+    return shape_ops.transpose(x, axes)
+
+
+def _reshape(x: Array, shape: Any) -> Array:
+    return shape_ops.reshape(x, shape)
+
+
+def _squeeze(x: Array, axis: Any = None) -> Array:
+    return shape_ops.squeeze(x, axis)
+
+
+def _var(x: Array, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Array:
+    return reductions.var(x, axis=axis, ddof=ddof, keepdims=keepdims)
+
+
+def _std(x: Array, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Array:
+    return reductions.std(x, axis=axis, ddof=ddof, keepdims=keepdims)
+
+
+def _clip(x: Array, min: Any = None, max: Any = None) -> Array:  # noqa: A002
+    return ufuncs.clip(x, min, max)
+
+
+def _round(x: Array, decimals: int = 0) -> Array:
+    return ufuncs.round(x, decimals)
+
+
+def _cumsum(x: Array, axis: Any = None) -> Array:
+    return reductions.cumsum(x, axis=axis)
+
+
+def _at(x: Array) -> Any:
+    return indexing.at(x)
+
+
+def _getitem(x: Array, idx: object) -> Array:
+    return indexing.getitem(x, idx)
+
+
+TABLE: dict[str, ArrayMethod] = {
+    "negative": ufuncs.negative,
+    "abs": ufuncs.absolute,
+    "invert": ufuncs.invert,
+    "add": _defer(ufuncs.add),
+    "subtract": _defer(ufuncs.subtract),
+    "multiply": _defer(ufuncs.multiply),
+    "true_divide": _defer(ufuncs.true_divide),
+    "floor_divide": _defer(ufuncs.floor_divide),
+    "remainder": _defer(ufuncs.remainder),
+    "power": _defer(ufuncs.power),
+    "matmul": _defer(linalg_ops.matmul),
+    "bitwise_and": _defer(ufuncs.bitwise_and),
+    "bitwise_or": _defer(ufuncs.bitwise_or),
+    "bitwise_xor": _defer(ufuncs.bitwise_xor),
+    "less": _defer(ufuncs.less),
+    "less_equal": _defer(ufuncs.less_equal),
+    "greater": _defer(ufuncs.greater),
+    "greater_equal": _defer(ufuncs.greater_equal),
+    "equal": _defer(ufuncs.equal),
+    "not_equal": _defer(ufuncs.not_equal),
+    "getitem": _getitem,
+    "transpose": _transpose,
+    "at": _at,
+    "real": ufuncs.real,
+    "imag": ufuncs.imag,
+    "conj": ufuncs.conjugate,
+    "astype": astype,
+    "reshape": _reshape,
+    "ravel": shape_ops.ravel,
+    "squeeze": _squeeze,
+    "swapaxes": shape_ops.swapaxes,
+    "dot": linalg_ops.dot,
+    "sum": reductions.sum,
+    "prod": reductions.prod,
+    "mean": reductions.mean,
+    "max": reductions.max,
+    "min": reductions.min,
+    "all": reductions.all,
+    "any": reductions.any,
+    "argmax": reductions.argmax,
+    "argmin": reductions.argmin,
+    "var": _var,
+    "std": _std,
+    "cumsum": _cumsum,
+    "clip": _clip,
+    "round": _round,
+}
+
+
+def install() -> None:
+    register_array_methods(TABLE)

@@ -1,0 +1,588 @@
+"""NumPy indexing for fcore arrays: ``x[idx]`` and ``x.at[idx].set/add/mul/min/max/get``.
+
+Supported indices: integers (negative ones too), slices with any step, ``None``/``newaxis``,
+``Ellipsis``, traced integer scalars and integer arrays (advanced indexing, NumPy's rules for
+where the broadcast index dimensions go). Boolean masks are not supported (their result shape
+depends on the data).
+
+* Basic indices become ``lax.slice`` (static ints and slices), ``lax.rev`` (negative steps),
+  ``lax.dynamic_slice`` (traced scalars), ``lax.squeeze`` and ``lax.expand_dims``.
+* Advanced indices move the indexed axes to the front, merge them into one axis and take
+  rows of it at the linearized indices (``_take_rows``).
+* ``.at[idx]`` updates compute, for every element of ``x[idx]``, its flat position in ``x``
+  (indexing an ``iota`` the same way), then scatter the updates at those positions
+  (``_scatter_flat``); out-of-bounds updates are dropped, as in JAX.
+
+As in JAX, out-of-bounds retrievals are clamped by default (``mode="clip"``);
+``.at[idx].get(mode="fill", fill_value=...)`` fills them instead.
+
+``fcore.lax`` has no gather/scatter primitives yet, so ``_take_rows`` and ``_scatter_flat``
+express them with one-hot masks (``lax.eq`` against an ``iota``, ``lax.select_n`` and a
+reduction). That is exact (the masked-out terms are ``-0.0``/``0``/identities) and works under
+every transformation, but costs ``O(len(indices) * rows)`` memory.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from fcore import lax
+from fcore.interpreters.array import Array, ArrayImpl
+from fcore.interpreters.trace import Tracer
+from fcore.ir import dtypes
+from fcore.ir.dtypes import DType
+from fcore.lax import ArrayLike
+from fcore.numpy._promotion import Shape, asarray, broadcast_shapes, broadcast_to, convert
+
+_INT = dtypes.int32
+
+
+# -- index classification -----------------------------------------------------------------
+class _Dyn:
+    """A traced integer scalar index."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Array) -> None:
+        self.value = value
+
+
+class _Adv:
+    """An integer-array index (advanced indexing); ``value`` is host NumPy or an fcore Array."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: np.ndarray[Any, Any] | Array) -> None:
+        self.value = value
+
+    @property
+    def shape(self) -> Shape:
+        return tuple(self.value.shape)
+
+
+Entry = None | slice | int | _Dyn | _Adv
+_ELLIPSIS = object()
+
+
+def _is_int_dtype(dt: np.dtype[Any]) -> bool:
+    return dtypes.is_integer(dt) if dtypes.is_supported(dt) else np.issubdtype(dt, np.integer)
+
+
+def _classify(i: object) -> Entry | object:
+    if i is None:
+        return None
+    if i is Ellipsis:
+        return _ELLIPSIS
+    if isinstance(i, slice):
+        return slice(_slice_part(i.start), _slice_part(i.stop), _slice_part(i.step))
+    if isinstance(i, (bool, np.bool_)):
+        raise NotImplementedError("fcore.numpy does not support boolean indices (the result shape would depend on data)")
+    if isinstance(i, (int, np.integer)):
+        return operator.index(i)
+    if isinstance(i, (list, tuple)):
+        raise TypeError(
+            "Using a non-tuple sequence for multidimensional indexing is not allowed; "
+            "use `arr[array(seq)]` instead of `arr[seq]`."
+        )
+    if isinstance(i, (np.ndarray, ArrayImpl)):
+        arr = np.asarray(i)
+        if arr.dtype == np.bool_:
+            raise NotImplementedError("fcore.numpy does not support boolean mask indices (data-dependent shape)")
+        if not _is_int_dtype(arr.dtype):
+            raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {arr.dtype}")
+        if arr.ndim == 0:
+            return int(arr)
+        return _Adv(arr)
+    if isinstance(i, Array):
+        dt = i.dtype
+        if dtypes.is_bool(dt):
+            raise NotImplementedError("fcore.numpy does not support boolean mask indices (data-dependent shape)")
+        if not dtypes.is_integer(dt):
+            raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {dt}")
+        return _Dyn(i) if i.ndim == 0 else _Adv(i)
+    raise TypeError(f"Indexer must be an int, slice, None, Ellipsis or integer array; got {i!r} of type {type(i).__name__}")
+
+
+def _slice_part(v: object) -> int | None:
+    if v is None:
+        return None
+    if isinstance(v, Tracer):
+        raise IndexError(
+            "Array slice indices must have static start/stop/step to be used with NumPy indexing "
+            "syntax; use lax.dynamic_slice for traced start indices."
+        )
+    return operator.index(v)  # type: ignore[arg-type]
+
+
+def _expand(idx: object, ndim: int) -> list[Entry]:
+    """Classify the entries and replace ``...`` by full slices (checking the index count)."""
+    raw = idx if isinstance(idx, tuple) else (idx,)
+    entries = [_classify(i) for i in raw]
+    n_ell = sum(1 for e in entries if e is _ELLIPSIS)
+    if n_ell > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consuming = sum(1 for e in entries if e is not None and e is not _ELLIPSIS)
+    if consuming > ndim:
+        raise IndexError(f"Too many indices: {ndim}-dimensional array, but {consuming} were indexed")
+    out: list[Entry] = []
+    filled = False
+    for e in entries:
+        if e is _ELLIPSIS:
+            out.extend([slice(None)] * (ndim - consuming))
+            filled = True
+        else:
+            out.append(e)  # type: ignore[arg-type]
+    if not filled:
+        out.extend([slice(None)] * (ndim - consuming))
+    return out
+
+
+# -- fill values ----------------------------------------------------------------------------
+def _default_fill(dt: DType) -> Any:
+    if dtypes.is_inexact(dt):
+        return np.nan
+    if dtypes.is_signed_int(dt):
+        return np.iinfo(dt).min
+    if dtypes.is_unsigned_int(dt):
+        return np.iinfo(dt).max
+    return True
+
+
+def _full(shape: Shape, value: Any, dt: DType, weak: bool) -> Array:
+    v = convert(value, dt, weak) if not isinstance(value, Array) else convert(value, dt, weak)
+    return v if shape == () else lax.broadcast_in_dim(v, shape, ())
+
+
+# -- basic indexing -------------------------------------------------------------------------
+def _index_scalar(v: Array) -> Array:
+    """A traced integer index as a strong int32 (the dtype dynamic_slice's starts share)."""
+    if v.dtype == _INT and not v.weak_type:
+        return v
+    return lax.convert_element_type(v, _INT)
+
+
+def _basic(x: Array, entries: list[Entry], mode: str, fill_value: Any) -> Array:
+    shape = x.shape
+    starts, limits, strides = [0] * x.ndim, list(shape), [1] * x.ndim
+    rev_dims: list[int] = []
+    squeeze_dims: list[int] = []
+    dyn: dict[int, Array] = {}
+    new_axes: list[int] = []
+    out_pos = 0
+    oob = False
+    dim = 0
+    for e in entries:
+        if e is None:
+            new_axes.append(out_pos)
+            out_pos += 1
+            continue
+        n = shape[dim]
+        if isinstance(e, int):
+            i = e + n if e < 0 else e
+            if not 0 <= i < n:
+                if n == 0 or mode != "fill":
+                    if n == 0:
+                        raise IndexError(f"index {e} is out of bounds for axis {dim} with size 0")
+                    i = min(max(i, 0), n - 1)
+                else:
+                    oob = True
+                    i = 0
+            starts[dim], limits[dim] = i, i + 1
+            squeeze_dims.append(dim)
+        elif isinstance(e, slice):
+            start, stop, step = e.indices(n)
+            if step > 0:
+                m = len(range(start, stop, step))
+                starts[dim], limits[dim], strides[dim] = start, start + (m - 1) * step + 1 if m else start, step
+            else:
+                m = len(range(start, stop, step))
+                if m:
+                    lo = start + (m - 1) * step
+                    starts[dim], limits[dim], strides[dim] = lo, start + 1, -step
+                    rev_dims.append(dim)
+                else:
+                    starts[dim], limits[dim] = 0, 0
+            out_pos += 1
+        elif isinstance(e, _Dyn):
+            dyn[dim] = e.value
+            squeeze_dims.append(dim)
+        else:  # pragma: no cover - advanced entries never reach here
+            raise AssertionError(e)
+        dim += 1
+    y = x
+    if starts != [0] * x.ndim or limits != list(shape) or strides != [1] * x.ndim:
+        y = lax.slice(y, starts, limits, strides if any(s != 1 for s in strides) else None)
+    valid: Array | None = None
+    if dyn:
+        ystarts: list[ArrayLike] = [np.zeros((), _INT)] * y.ndim
+        sizes = list(y.shape)
+        for d, v in dyn.items():
+            iv = _index_scalar(v)
+            n = y.shape[d]
+            ystarts[d] = iv
+            sizes[d] = 1
+            if mode == "fill":
+                ok = lax.and_(lax.ge(iv, np.asarray(-n, _INT)), lax.lt(iv, np.asarray(n, _INT)))
+                valid = ok if valid is None else lax.and_(valid, ok)
+        y = lax.dynamic_slice(y, ystarts, sizes)
+    if rev_dims:
+        y = lax.rev(y, tuple(rev_dims))
+    if squeeze_dims:
+        y = lax.squeeze(y, tuple(sorted(squeeze_dims)))
+    if new_axes:
+        y = lax.expand_dims(y, tuple(new_axes))
+    if mode == "fill":
+        fv = _default_fill(x.dtype) if fill_value is None else fill_value
+        if oob:
+            return _full(y.shape, fv, x.dtype, x.weak_type)
+        if valid is not None:
+            filler = _full(y.shape, fv, x.dtype, x.weak_type)
+            return lax.select_n(valid, filler, y)
+    return y
+
+
+# -- advanced indexing ----------------------------------------------------------------------
+def _index_array(a: _Adv | int | _Dyn) -> Array:
+    """An advanced index as an int32 fcore array (static ones on the host)."""
+    if isinstance(a, int):
+        return ArrayImpl(np.asarray(a, _INT), False)
+    v = a.value
+    if isinstance(v, np.ndarray):
+        return ArrayImpl(np.asarray(v).astype(_INT), False)
+    return _index_scalar(v)
+
+
+def _take_rows(x2: Array, lin: Array) -> Array:
+    """``x2[lin]`` along axis 0 for an in-bounds int32 index array ``lin`` (one-hot gather).
+
+    Result shape ``lin.shape + x2.shape[1:]``. Each output element is the masked sum of one
+    value and ``-0.0``s (or ``False`` for bool), which is exact.
+    """
+    p = x2.shape[0]
+    rest = x2.shape[1:]
+    b = lin.shape
+    nb = len(b)
+    full = (*b, p, *rest)
+    onehot = lax.eq(
+        lax.broadcast_in_dim(lin, (*b, p), tuple(range(nb))),
+        lax.broadcasted_iota(_INT, (*b, p), nb),
+    )
+    mask = lax.broadcast_in_dim(onehot, full, tuple(range(nb + 1)))
+    vals = lax.broadcast_in_dim(x2, full, tuple(range(nb, nb + 1 + len(rest))))
+    if dtypes.is_bool(x2.dtype):
+        return lax.reduce_or(lax.and_(mask, vals), (nb,))
+    zero = _full(full, -0.0 if dtypes.is_inexact(x2.dtype) else 0, x2.dtype, x2.weak_type)
+    return lax.reduce_sum(lax.select_n(mask, zero, vals), (nb,))
+
+
+def _add_index(a: Array, b: Array) -> Array:
+    if isinstance(a, ArrayImpl) and isinstance(b, ArrayImpl):
+        return ArrayImpl(np.asarray(a) + np.asarray(b), False)
+    return lax.add(a, b)
+
+
+def _advanced(x: Array, entries: list[Entry], mode: str, fill_value: Any) -> Array:
+    # 1. Apply the slices (dims keep their count); the other entries index whole axes.
+    x = _basic(x, [e if isinstance(e, slice) else slice(None) for e in entries if e is not None], "clip", None)
+    adv_dims: list[int] = []
+    adv_idx: list[Array] = []
+    adv_pos: list[int] = []
+    dim = 0
+    for pos, e in enumerate(entries):
+        if e is None:
+            continue
+        if not isinstance(e, slice):
+            adv_dims.append(dim)
+            adv_idx.append(_index_array(e))
+            adv_pos.append(pos)
+        dim += 1
+    b = broadcast_shapes(*(i.shape for i in adv_idx))
+    sizes = [x.shape[d] for d in adv_dims]
+    # 2. Normalize negative indices; clamp (clip) or record validity (fill); linearize.
+    valid: Array | None = None
+    lin: Array | None = None
+    stride = 1
+    for d, n, idx in reversed(list(zip(adv_dims, sizes, adv_idx))):
+        if n == 0:
+            raise IndexError(f"index is out of bounds for axis {d} with size 0")
+        if isinstance(idx, ArrayImpl):  # static: compute on the host
+            h = np.asarray(idx).astype(np.int64)
+            h = np.where(h < 0, h + n, h)
+            if mode == "fill":
+                ok: Array = ArrayImpl(np.broadcast_to((h >= 0) & (h < n), b).copy(), False)
+                valid = ok if valid is None else lax.and_(valid, ok)
+            term: Array = ArrayImpl(np.broadcast_to(np.clip(h, 0, n - 1) * stride, b).astype(np.int32), False)
+        else:
+            nn = np.asarray(n, _INT)
+            idx = lax.select_n(lax.lt(idx, np.zeros((), _INT)), idx, lax.add(idx, nn))
+            if mode == "fill":
+                ok = broadcast_to(lax.and_(lax.ge(idx, np.zeros((), _INT)), lax.lt(idx, nn)), b)
+                valid = ok if valid is None else lax.and_(valid, ok)
+            idx = lax.clamp(np.zeros((), _INT), idx, np.asarray(n - 1, _INT))
+            term = lax.mul(idx, np.asarray(stride, _INT)) if stride != 1 else idx
+            term = broadcast_to(term, b)
+        lin = term if lin is None else _add_index(lin, term)
+        stride *= n
+    assert lin is not None
+    # 3. Move the indexed axes to the front and merge them.
+    rest_dims = [d for d in range(x.ndim) if d not in adv_dims]
+    perm = tuple(adv_dims + rest_dims)
+    xt = lax.transpose(x, perm) if perm != tuple(range(x.ndim)) else x
+    rest_shape = tuple(x.shape[d] for d in rest_dims)
+    x2 = lax.reshape(xt, (math.prod(sizes), *rest_shape))
+    got = _take_rows(x2, lin)  # shape b + rest
+    if valid is not None:
+        fv = _default_fill(x.dtype) if fill_value is None else fill_value
+        filler = _full(got.shape, fv, x.dtype, x.weak_type)
+        vmask = lax.broadcast_in_dim(valid, got.shape, tuple(range(len(b))))
+        got = lax.select_n(vmask, filler, got)
+    # 4. Place the broadcast index dimensions (NumPy: in place when the advanced indices are
+    #    adjacent, else first) and insert the new axes.
+    adjacent = adv_pos == list(range(adv_pos[0], adv_pos[0] + len(adv_pos)))
+    nb = len(b)
+    layout: list[int] = []  # positions in `got` of the output dims, None entries excluded
+    new_axes: list[int] = []
+    if not adjacent:
+        layout.extend(range(nb))
+    r = 0
+    inserted = False
+    for e in entries:
+        if e is None:
+            new_axes.append(len(layout) + len(new_axes))
+        elif isinstance(e, slice):
+            layout.append(nb + r)
+            r += 1
+        elif adjacent and not inserted:
+            layout.extend(range(nb))
+            inserted = True
+    out = lax.transpose(got, tuple(layout)) if tuple(layout) != tuple(range(got.ndim)) else got
+    if new_axes:
+        out = lax.expand_dims(out, tuple(new_axes))
+    return out
+
+
+def getitem(x: Array, idx: object, mode: str | None = None, fill_value: Any = None) -> Array:
+    """``x[idx]`` (NumPy semantics; out-of-bounds indices clamp unless ``mode="fill"``)."""
+    m = "clip" if mode in (None, "clip", "promise_in_bounds") else mode
+    if m not in ("clip", "fill"):
+        raise ValueError(f"Invalid indexing mode: {mode!r} (expected 'clip', 'fill' or 'promise_in_bounds')")
+    if isinstance(idx, (int, np.integer)) and not isinstance(idx, (bool, np.bool_)) and x.ndim >= 1 and m == "clip":
+        # Fast path: x[i] with a static integer.
+        n = x.shape[0]
+        i = operator.index(idx)
+        i = i + n if i < 0 else i
+        if n == 0:
+            raise IndexError(f"index {idx} is out of bounds for axis 0 with size 0")
+        i = min(max(i, 0), n - 1)
+        y = lax.slice(x, (i, *([0] * (x.ndim - 1))), (i + 1, *x.shape[1:]))
+        return lax.squeeze(y, (0,))
+    entries = _expand(idx, x.ndim)
+    if any(isinstance(e, _Adv) for e in entries):
+        return _advanced(x, entries, m, fill_value)
+    return _basic(x, entries, m, fill_value)
+
+
+# -- .at[...] updates -------------------------------------------------------------------------
+def _positions(x: Array, idx: object) -> Array:
+    """Flat positions in ``x`` of the elements of ``x[idx]`` (``-1`` where out of bounds)."""
+    pos = lax.reshape(lax.iota(_INT, x.size), x.shape) if x.ndim != 1 else lax.iota(_INT, x.size)
+    return getitem(pos, idx, mode="fill", fill_value=-1)
+
+
+Combine = Callable[[Array, Array], Array]
+
+
+def _scatter_flat(x: Array, pos: Array, updates: Array, kind: str) -> Array:
+    """Scatter ``updates`` into ``x`` at flat positions ``pos`` (same shape; ``-1`` dropped).
+
+    ``kind``: ``set``, ``add``, ``mul``, ``min`` or ``max``. One-hot formulation: a
+    ``(len(pos), x.size)`` mask selects, per element of ``x``, the updates aimed at it.
+    """
+    size = x.size
+    m = pos.size
+    if m == 0 or size == 0:
+        return x
+    p1 = lax.reshape(pos, (m,)) if pos.ndim != 1 else pos
+    u1 = lax.reshape(updates, (m,)) if updates.ndim != 1 else updates
+    xf = lax.reshape(x, (size,)) if x.ndim != 1 else x
+    onehot = lax.eq(lax.broadcast_in_dim(p1, (m, size), (0,)), lax.broadcasted_iota(_INT, (m, size), 1))
+    ub = lax.broadcast_in_dim(u1, (m, size), (0,))
+    dt = x.dtype
+    hit = lax.reduce_or(onehot, (0,))
+    is_bool = dtypes.is_bool(dt)
+    if kind == "set":
+        # Repeated positions: the last update wins (what XLA's serial scatter does).
+        row = lax.broadcasted_iota(_INT, (m, size), 0)
+        last = lax.reduce_max(lax.select_n(onehot, _full((m, size), -1, _INT, False), row), (0,))
+        onehot = lax.and_(onehot, lax.eq(row, lax.broadcast_in_dim(last, (m, size), (1,))))
+    if kind in ("set", "add"):
+        if is_bool:
+            contrib = lax.reduce_or(lax.and_(onehot, ub), (0,))
+        else:
+            zero = _full((m, size), -0.0 if dtypes.is_inexact(dt) else 0, dt, x.weak_type)
+            contrib = lax.reduce_sum(lax.select_n(onehot, zero, ub), (0,))
+        if kind == "set":
+            new = contrib
+        else:
+            new = lax.or_(xf, contrib) if is_bool else lax.add(xf, contrib)
+    elif kind == "mul":
+        if is_bool:
+            contrib = lax.reduce_and(lax.or_(lax.not_(onehot), ub), (0,))
+            new = lax.and_(xf, contrib)
+        else:
+            one = _full((m, size), 1, dt, x.weak_type)
+            contrib = lax.reduce_prod(lax.select_n(onehot, one, ub), (0,))
+            new = lax.mul(xf, contrib)
+    elif kind in ("min", "max"):
+        if is_bool:
+            ident: Any = kind == "min"
+        elif dtypes.is_integer(dt):
+            info = np.iinfo(dt)
+            ident = info.max if kind == "min" else info.min
+        else:
+            ident = np.inf if kind == "min" else -np.inf
+        filler = _full((m, size), ident, dt, x.weak_type)
+        masked = lax.select_n(onehot, filler, ub)
+        if kind == "min":
+            contrib = lax.reduce_min(masked, (0,))
+            new = lax.min(xf, contrib)
+        else:
+            contrib = lax.reduce_max(masked, (0,))
+            new = lax.max(xf, contrib)
+    else:
+        raise ValueError(f"unknown scatter kind {kind!r}")
+    out = lax.select_n(hit, xf, new)
+    return lax.reshape(out, x.shape) if x.ndim != 1 else out
+
+
+def _update(x: Array, idx: object, values: ArrayLike, kind: str) -> Array:
+    pos = _positions(x, idx)
+    u = convert(values, x.dtype, x.weak_type)
+    if u.shape != pos.shape:
+        u = broadcast_to(_drop_leading_ones(u, pos.ndim), pos.shape)
+    return _scatter_flat(x, pos, u, kind)
+
+
+def _drop_leading_ones(u: Array, ndim: int) -> Array:
+    extra = u.ndim - ndim
+    if extra > 0 and all(d == 1 for d in u.shape[:extra]):
+        return lax.reshape(u, u.shape[extra:])
+    return u
+
+
+class _IndexUpdateRef:
+    """``x.at[idx]``: functional updates of the indexed elements (JAX's ``_IndexUpdateRef``)."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array: Array, index: object) -> None:
+        self.array = array
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+    def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None, fill_value: Any = None) -> Array:
+        """``x[idx]`` (``mode="fill"`` fills out-of-bounds positions with ``fill_value``)."""
+        return getitem(self.array, self.index, mode=mode, fill_value=fill_value)
+
+    def set(self, values: ArrayLike, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None) -> Array:
+        """A copy of ``x`` with ``x[idx] = values``."""
+        return _update(self.array, self.index, values, "set")
+
+    def add(self, values: ArrayLike, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None) -> Array:
+        """A copy of ``x`` with ``x[idx] += values`` (repeated indices accumulate)."""
+        return _update(self.array, self.index, values, "add")
+
+    def subtract(self, values: ArrayLike, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None) -> Array:
+        from fcore.numpy.ufuncs import negative
+
+        return _update(self.array, self.index, negative(convert(values, self.array.dtype, self.array.weak_type)), "add")
+
+    def multiply(self, values: ArrayLike, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None) -> Array:
+        """A copy of ``x`` with ``x[idx] *= values`` (repeated indices accumulate)."""
+        return _update(self.array, self.index, values, "mul")
+
+    mul = multiply
+
+    def divide(self, values: ArrayLike, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None) -> Array:
+        from fcore.numpy.ufuncs import reciprocal
+
+        if not dtypes.is_inexact(self.array.dtype):
+            raise TypeError("x.at[...].divide requires an inexact dtype")
+        return _update(self.array, self.index, reciprocal(convert(values, self.array.dtype, self.array.weak_type)), "mul")
+
+    def min(self, values: ArrayLike, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None) -> Array:
+        """A copy of ``x`` with ``x[idx] = minimum(x[idx], values)``."""
+        return _update(self.array, self.index, values, "min")
+
+    def max(self, values: ArrayLike, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None) -> Array:
+        """A copy of ``x`` with ``x[idx] = maximum(x[idx], values)``."""
+        return _update(self.array, self.index, values, "max")
+
+    def power(self, values: ArrayLike, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None) -> Array:
+        from fcore.numpy.ufuncs import power
+
+        new = power(getitem(self.array, self.index), values)
+        return _update(self.array, self.index, new, "set")
+
+    def apply(self, func: Callable[[Array], Array], *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None) -> Array:
+        return _update(self.array, self.index, func(getitem(self.array, self.index)), "set")
+
+
+class _IndexUpdateHelper:
+    """``x.at``: index it to get an ``_IndexUpdateRef``."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: Array) -> None:
+        self.array = array
+
+    def __getitem__(self, index: object) -> _IndexUpdateRef:
+        return _IndexUpdateRef(self.array, index)
+
+    def __repr__(self) -> str:
+        return f"_IndexUpdateHelper({self.array!r})"
+
+
+def at(x: Array) -> _IndexUpdateHelper:
+    return _IndexUpdateHelper(x)
+
+
+def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, mode: str | None = None, fill_value: Any = None) -> Array:
+    """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened array when None)."""
+    x = asarray(a, "take")
+    if axis is None:
+        x = lax.reshape(x, (x.size,)) if x.ndim != 1 else x
+        axis = 0
+    ax = operator.index(axis) % max(x.ndim, 1)
+    idx: tuple[object, ...] = (slice(None),) * ax + (indices,)
+    return getitem(x, idx, mode="fill" if mode == "fill" else None, fill_value=fill_value)
+
+
+def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: int | None) -> Array:
+    """``arr`` indexed by ``indices`` along ``axis``, the other axes matched elementwise."""
+    x = asarray(arr, "take_along_axis")
+    ind = asarray(indices, "take_along_axis")
+    if axis is None:
+        x = lax.reshape(x, (x.size,))
+        axis = 0
+    ax = operator.index(axis) % x.ndim
+    if ind.ndim != x.ndim:
+        raise ValueError("indices and arr must have the same number of dimensions")
+    shape = broadcast_shapes(tuple(1 if i == ax else d for i, d in enumerate(x.shape)), tuple(1 if i == ax else d for i, d in enumerate(ind.shape)))
+    full_idx: list[object] = []
+    for d in range(x.ndim):
+        if d == ax:
+            full_idx.append(broadcast_to(ind, tuple(shape[i] if i != ax else ind.shape[ax] for i in range(x.ndim))))
+        else:
+            io = [1] * x.ndim
+            io[d] = shape[d]
+            full_idx.append(lax.reshape(lax.iota(_INT, shape[d]), tuple(io)))
+    x = broadcast_to(x, tuple(shape[i] if i != ax else x.shape[ax] for i in range(x.ndim)))
+    return getitem(x, tuple(full_idx))

@@ -1,0 +1,425 @@
+"""Reductions of ``fcore.numpy``: ``sum``, ``mean``, ``var``, ``argmax``, ``cumsum``...
+
+The dtype rules are ``jnp``'s: ``sum``/``prod`` of bools and small integers accumulate in the
+default integer dtype (``promote_integers``), float16/bfloat16 sums are computed in float32 and
+cast back, ``mean``/``var`` of integers are floating, and results are never weakly typed.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from fcore import lax
+from fcore.config import x64_enabled
+from fcore.interpreters.array import Array, ArrayImpl
+from fcore.ir import dtypes
+from fcore.ir.dtypes import DType
+from fcore.lax import ArrayLike
+from fcore.numpy._dtypes import canonical_dtype
+from fcore.numpy._promotion import Axis, asarray, broadcast_to, convert, normalize_axes, normalize_axis, to_inexact
+from fcore.numpy.ufuncs import where as _where
+
+ReduceLax = Callable[[ArrayLike, tuple[int, ...]], Array]
+
+
+def _upcast_f16(dt: DType) -> DType:
+    return dtypes.float32 if dt in (dtypes.float16, dtypes.bfloat16) else dt
+
+
+def _promote_integer_dtype(dt: DType) -> DType:
+    """jnp's ``promote_integers``: bool and narrow ints accumulate in the default (u)int."""
+    x64 = x64_enabled()
+    if dtypes.is_bool(dt):
+        return dtypes.default_int_dtype(x64)
+    if dtypes.is_unsigned_int(dt):
+        du = dtypes.uint64 if x64 else dtypes.uint32
+        return du if dt.itemsize < du.itemsize else dt
+    if dtypes.is_signed_int(dt):
+        di = dtypes.default_int_dtype(x64)
+        return di if dt.itemsize < di.itemsize else dt
+    return dt
+
+
+def _expand(result: Array, axes: tuple[int, ...], keepdims: bool) -> Array:
+    return lax.expand_dims(result, axes) if keepdims and axes else result
+
+
+def _check_where(name: str, where_: ArrayLike | None) -> Array | None:
+    if where_ is None:
+        return None
+    w = asarray(where_, name)
+    if w.dtype != dtypes.bool_:
+        raise ValueError(f"jnp.{name}: where must be None or a boolean array; got dtype={w.dtype}.")
+    return w
+
+
+def _no_out(out: object, name: str) -> None:
+    if out is not None:
+        raise NotImplementedError(f"The 'out' argument to fnp.{name} is not supported.")
+
+
+def _reduction(
+    a: ArrayLike,
+    name: str,
+    op: ReduceLax,
+    bool_op: ReduceLax,
+    identity: Any,
+    *,
+    has_identity: bool = True,
+    axis: Axis,
+    dtype: Any,
+    keepdims: bool,
+    initial: ArrayLike | None,
+    where_: ArrayLike | None,
+    preproc: Callable[[Array], Array] | None = None,
+    upcast_f16: bool = False,
+    promote_integers: bool = False,
+    binary: Callable[[Array, Array], Array] | None = None,
+) -> Array:
+    """jnp's ``_reduction``: dtype rules, then one ``lax.reduce_*``, then ``initial``/keepdims."""
+    x = asarray(a, name)
+    if preproc is not None:
+        x = preproc(x)
+    w = _check_where(name, where_)
+    axes = normalize_axes(axis, x.ndim)
+    if not has_identity and initial is None:
+        if w is not None:
+            raise ValueError(
+                f"reduction operation {name} does not have an identity, so to use a where mask one has to specify 'initial'"
+            )
+        if builtins.any(x.shape[d] == 0 for d in axes):
+            raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+    if dtype is None:
+        result_dtype = x.dtype
+        if promote_integers:
+            result_dtype = _promote_integer_dtype(result_dtype)
+    else:
+        result_dtype = canonical_dtype(dtype)
+    comp = _upcast_f16(result_dtype) if upcast_f16 and dtypes.is_inexact(result_dtype) else result_dtype
+    x = lax.convert_element_type(x, comp)
+    fn = bool_op if comp == dtypes.bool_ else op
+    if w is not None:
+        x = _where(broadcast_to(w, x.shape) if w.shape != x.shape else w, x, _init_value(comp, identity))
+    result = fn(x, axes)
+    if initial is not None:
+        assert binary is not None
+        init = convert(initial, comp)
+        if init.shape != ():
+            raise ValueError(f"initial value must be a scalar. Got array of shape {init.shape}")
+        result = binary(init, result)
+    result = _expand(result, axes, keepdims)
+    return lax.convert_element_type(result, result_dtype)
+
+
+def _init_value(dt: DType, value: Any) -> Array:
+    if dtypes.is_bool(dt):
+        return ArrayImpl(np.asarray(value > 0, dt), False)
+    if dtypes.is_floating(dt) and np.isinf(value):
+        return ArrayImpl(np.asarray(value).astype(dt), False)
+    if dtypes.is_integer(dt) and np.isinf(value):
+        info = np.iinfo(dt)
+        return ArrayImpl(np.asarray(info.min if value < 0 else info.max, dt), False)
+    return ArrayImpl(np.asarray(value).astype(dt), False)
+
+
+def _cast_to_numeric(x: Array) -> Array:
+    return lax.convert_element_type(x, dtypes.int32, x.weak_type) if x.dtype == dtypes.bool_ else x
+
+
+def _cast_to_bool(x: Array) -> Array:
+    if dtypes.is_complex(x.dtype):
+        x = lax.real(x)
+    return lax.convert_element_type(x, dtypes.bool_)
+
+
+def sum(  # noqa: A001
+    a: ArrayLike,
+    axis: Axis = None,
+    dtype: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: ArrayLike | None = None,
+    where: ArrayLike | None = None,
+    promote_integers: bool = True,
+) -> Array:
+    """Sum over ``axis`` (``jnp.sum``): bools and narrow ints accumulate in the default int."""
+    _no_out(out, "sum")
+    return _reduction(
+        a, "sum", lax.reduce_sum, lax.reduce_or, 0, axis=axis, dtype=dtype, keepdims=keepdims,
+        initial=initial, where_=where, preproc=_cast_to_numeric, upcast_f16=dtype is None,
+        promote_integers=promote_integers, binary=_sum_binary,
+    )
+
+
+def _sum_binary(a: Array, b: Array) -> Array:
+    return lax.or_(a, b) if a.dtype == dtypes.bool_ else lax.add(a, b)
+
+
+def _prod_binary(a: Array, b: Array) -> Array:
+    return lax.and_(a, b) if a.dtype == dtypes.bool_ else lax.mul(a, b)
+
+
+def prod(
+    a: ArrayLike,
+    axis: Axis = None,
+    dtype: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: ArrayLike | None = None,
+    where: ArrayLike | None = None,
+    promote_integers: bool = True,
+) -> Array:
+    """Product over ``axis`` (``jnp.prod``)."""
+    _no_out(out, "prod")
+    return _reduction(
+        a, "prod", lax.reduce_prod, lax.reduce_and, 1, axis=axis, dtype=dtype, keepdims=keepdims,
+        initial=initial, where_=where, preproc=_cast_to_numeric, upcast_f16=dtype is None,
+        promote_integers=promote_integers, binary=_prod_binary,
+    )
+
+
+def max(  # noqa: A001
+    a: ArrayLike,
+    axis: Axis = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: ArrayLike | None = None,
+    where: ArrayLike | None = None,
+) -> Array:
+    """Maximum over ``axis`` (NaN-propagating; an empty reduction needs ``initial``)."""
+    _no_out(out, "max")
+    return _reduction(
+        a, "max", lax.reduce_max, lax.reduce_max, -np.inf, has_identity=False, axis=axis, dtype=None, keepdims=keepdims,
+        initial=initial, where_=where, binary=lax.max,
+    )
+
+
+def min(  # noqa: A001
+    a: ArrayLike,
+    axis: Axis = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: ArrayLike | None = None,
+    where: ArrayLike | None = None,
+) -> Array:
+    """Minimum over ``axis`` (NaN-propagating; an empty reduction needs ``initial``)."""
+    _no_out(out, "min")
+    return _reduction(
+        a, "min", lax.reduce_min, lax.reduce_min, np.inf, has_identity=False, axis=axis, dtype=None, keepdims=keepdims,
+        initial=initial, where_=where, binary=lax.min,
+    )
+
+
+amax, amin = max, min
+
+
+def all(  # noqa: A001
+    a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False, *, where: ArrayLike | None = None
+) -> Array:
+    """Whether all elements (along ``axis``) are nonzero."""
+    _no_out(out, "all")
+    return _reduction(
+        a, "all", lax.reduce_and, lax.reduce_and, True, axis=axis, dtype=None, keepdims=keepdims,
+        initial=None, where_=where, preproc=_cast_to_bool,
+    )
+
+
+def any(  # noqa: A001
+    a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False, *, where: ArrayLike | None = None
+) -> Array:
+    """Whether any element (along ``axis``) is nonzero."""
+    _no_out(out, "any")
+    return _reduction(
+        a, "any", lax.reduce_or, lax.reduce_or, False, axis=axis, dtype=None, keepdims=keepdims,
+        initial=None, where_=where, preproc=_cast_to_bool,
+    )
+
+
+def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
+    return math.prod(shape[d] for d in axes)
+
+
+def mean(
+    a: ArrayLike,
+    axis: Axis = None,
+    dtype: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    *,
+    where: ArrayLike | None = None,
+) -> Array:
+    """Arithmetic mean (``jnp.mean``): integer inputs give floating results."""
+    _no_out(out, "mean")
+    x = asarray(a, "mean")
+    w = _check_where("mean", where)
+    result_dtype = to_inexact(x.dtype) if dtype is None else canonical_dtype(dtype)
+    comp = _upcast_f16(result_dtype) if dtypes.is_inexact(result_dtype) else result_dtype
+    axes = normalize_axes(axis, x.ndim)
+    total = sum(x, axis, dtype=comp, keepdims=keepdims, where=w)
+    if w is None:
+        normalizer: Array = ArrayImpl(np.asarray(_count(x.shape, axes)).astype(comp), False)
+    else:
+        normalizer = sum(broadcast_to(w, x.shape), axis, dtype=comp, keepdims=keepdims)
+    return lax.convert_element_type(lax.div(total, normalizer), result_dtype)
+
+
+def _var_promote_types(a_dtype: DType, dtype: DType | None) -> tuple[DType, DType]:
+    if dtype is not None:
+        if not dtypes.is_complex(dtype) and dtypes.is_complex(a_dtype):
+            raise ValueError(
+                "jax.numpy.var does not yet support real dtype parameters when computing the variance of an array of complex values."
+            )
+        computation = dtype
+        out = dtype
+    elif not dtypes.is_inexact(a_dtype):
+        out = to_inexact(a_dtype)
+        computation = out
+    else:
+        out = np.dtype(np.real(np.zeros((), a_dtype)).dtype)
+        computation = a_dtype
+    return _upcast_f16(computation), out
+
+
+def var(
+    a: ArrayLike,
+    axis: Axis = None,
+    dtype: Any = None,
+    out: None = None,
+    ddof: int = 0,
+    keepdims: bool = False,
+    *,
+    where: ArrayLike | None = None,
+    correction: int | float | None = None,
+) -> Array:
+    """Variance with ``ddof`` delta degrees of freedom (``jnp.var``)."""
+    _no_out(out, "var")
+    if correction is None:
+        correction = ddof
+    elif ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    x = asarray(a, "var")
+    w = _check_where("var", where)
+    comp, out_dtype = _var_promote_types(x.dtype, None if dtype is None else canonical_dtype(dtype))
+    x = lax.convert_element_type(x, comp)
+    a_mean = mean(x, axis, dtype=comp, keepdims=True, where=w)
+    centered = lax.sub(x, broadcast_to(a_mean, x.shape))
+    if dtypes.is_complex(comp):
+        centered = lax.real(lax.mul(centered, lax.conj(centered)))
+        comp = centered.dtype
+    else:
+        centered = lax.integer_pow(centered, 2)
+    axes = normalize_axes(axis, x.ndim)
+    if w is None:
+        count = float(_count(x.shape, axes)) - float(correction)
+        normalizer: Array = ArrayImpl(np.asarray(count).astype(comp), False)
+    else:
+        normalizer = lax.sub(
+            sum(broadcast_to(w, x.shape), axis, dtype=comp, keepdims=keepdims),
+            ArrayImpl(np.asarray(correction).astype(comp), False),
+        )
+    total = sum(centered, axis, dtype=comp, keepdims=keepdims, where=w)
+    result = lax.convert_element_type(lax.div(total, normalizer), out_dtype)
+    if w is None:
+        if count > 0:
+            return result
+        nan = ArrayImpl(np.asarray(np.nan).astype(out_dtype), False)
+        return nan if result.shape == () else lax.broadcast_in_dim(nan, result.shape, ())
+    return _where(lax.gt(normalizer, ArrayImpl(np.zeros((), normalizer.dtype), False)), result, np.nan)
+
+
+def std(
+    a: ArrayLike,
+    axis: Axis = None,
+    dtype: Any = None,
+    out: None = None,
+    ddof: int = 0,
+    keepdims: bool = False,
+    *,
+    where: ArrayLike | None = None,
+    correction: int | float | None = None,
+) -> Array:
+    """Standard deviation (``sqrt(var)``)."""
+    _no_out(out, "std")
+    if dtype is not None and not dtypes.is_inexact(canonical_dtype(dtype)):
+        raise ValueError(f"dtype argument to jnp.std must be inexact; got {dtype}")
+    return lax.sqrt(var(a, axis, dtype, None, ddof, keepdims, where=where, correction=correction))
+
+
+def _arg(name: str, fn: Callable[[ArrayLike, int, Any], Array], a: ArrayLike, axis: int | None, keepdims: bool) -> Array:
+    x = asarray(a, name)
+    index_dtype = dtypes.default_int_dtype()
+    if axis is None:
+        if x.size == 0:
+            raise ValueError(f"attempt to get {name} of an empty sequence")
+        flat = lax.reshape(x, (x.size,)) if x.ndim != 1 else x
+        result = fn(flat, 0, index_dtype)
+        if keepdims:
+            result = lax.expand_dims(result, tuple(range(x.ndim)))
+        return result
+    ax = normalize_axis(axis, x.ndim)
+    if x.shape[ax] == 0:
+        raise ValueError(f"attempt to get {name} of an empty sequence")
+    result = fn(x, ax, index_dtype)
+    return lax.expand_dims(result, (ax,)) if keepdims else result
+
+
+def argmax(a: ArrayLike, axis: int | None = None, out: None = None, keepdims: bool = False) -> Array:
+    """Index of the first maximum (of the flattened array when ``axis`` is None)."""
+    _no_out(out, "argmax")
+    return _arg("argmax", lax.argmax, a, axis, keepdims)
+
+
+def argmin(a: ArrayLike, axis: int | None = None, out: None = None, keepdims: bool = False) -> Array:
+    """Index of the first minimum (of the flattened array when ``axis`` is None)."""
+    _no_out(out, "argmin")
+    return _arg("argmin", lax.argmin, a, axis, keepdims)
+
+
+def _cumulative(
+    name: str, fn: Callable[[ArrayLike, int, bool], Array], a: ArrayLike, axis: int | None, dtype: Any, promote_integers: bool
+) -> Array:
+    x = asarray(a, name)
+    if axis is None or x.ndim == 0:
+        x = lax.reshape(x, (x.size,)) if x.ndim != 1 else x
+    ax = 0 if axis is None else normalize_axis(axis, x.ndim)
+    if dtype is None:
+        result_dtype = _promote_integer_dtype(x.dtype) if (promote_integers or x.dtype == dtypes.bool_) else x.dtype
+        comp = result_dtype
+    elif canonical_dtype(dtype) == dtypes.bool_:
+        result_dtype = dtypes.bool_
+        if x.dtype != dtypes.bool_:
+            x = lax.ne(x, ArrayImpl(np.zeros((), x.dtype), False))
+        comp = _promote_integer_dtype(result_dtype)
+    else:
+        result_dtype = canonical_dtype(dtype)
+        comp = result_dtype
+    x = lax.convert_element_type(x, comp)
+    return lax.convert_element_type(fn(x, ax, False), result_dtype)
+
+
+def cumsum(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Array:
+    """Cumulative sum along ``axis`` (of the flattened array when ``axis`` is None)."""
+    _no_out(out, "cumsum")
+    return _cumulative("cumsum", lax.cumsum, a, axis, dtype, False)
+
+
+def cumprod(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Array:
+    """Cumulative product along ``axis``."""
+    _no_out(out, "cumprod")
+    return _cumulative("cumprod", lax.cumprod, a, axis, dtype, False)
+
+
+cumulative_sum = cumsum
+cumulative_prod = cumprod
+
+
+def count_nonzero(a: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
+    """Number of nonzero elements along ``axis`` (default int dtype)."""
+    x = asarray(a, "count_nonzero")
+    nz = lax.ne(x, ArrayImpl(np.zeros((), x.dtype), False))
+    return sum(nz, axis=axis, dtype=dtypes.default_int_dtype(), keepdims=keepdims)

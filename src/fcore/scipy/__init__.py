@@ -1,0 +1,3 @@
+"""``fcore.scipy``: the corner of ``jax.scipy`` fcore provides."""
+
+from fcore.scipy import special as special

@@ -1,0 +1,93 @@
+"""``fcore.nn`` activations/softmax and ``fcore.scipy.special`` against ``jax.nn``/``jax.scipy``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.special as jsp
+import numpy as np
+import pytest
+
+import fcore
+import fcore.numpy as fnp
+from fcore import nn
+from fcore.scipy import special
+from test_numpy_common import BF16, check, check_or_raises, modes, sample
+
+ACTIVATIONS = ["relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "silu", "swish", "elu", "selu", "celu",
+               "leaky_relu", "hard_tanh", "soft_sign", "tanh"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, BF16, np.int32], ids=str)
+@pytest.mark.parametrize("name", ACTIVATIONS)
+def test_activation(name: str, dtype: Any) -> None:
+    x = sample(np.dtype(dtype), (3, 4), seed=51) * (3 if np.dtype(dtype).kind == "f" else 1)
+    with modes():
+        check_or_raises(getattr(nn, name), getattr(jax.nn, name), x)
+        check_or_raises(getattr(nn, name), getattr(jax.nn, name), 1.5)
+
+
+@pytest.mark.parametrize("approximate", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8], ids=str)
+def test_gelu(approximate: bool, dtype: Any) -> None:
+    x = sample(np.dtype(dtype), (5,), seed=52)
+    with modes():
+        check(lambda v: nn.gelu(v, approximate), lambda v: jax.nn.gelu(v, approximate), x)
+        check(lambda v: nn.gelu(v, approximate), lambda v: jax.nn.gelu(v, approximate), 0.7)
+
+
+@pytest.mark.parametrize("axis", [-1, 0, (0, 1), None])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, BF16], ids=str)
+def test_softmax_family(axis: Any, dtype: Any) -> None:
+    x = sample(np.dtype(dtype), (3, 4), seed=53) * 4
+    with modes():
+        check(lambda v: nn.softmax(v, axis), lambda v: jax.nn.softmax(v, axis), x)
+        check(lambda v: nn.log_softmax(v, axis), lambda v: jax.nn.log_softmax(v, axis), x)
+        check(lambda v: nn.logsumexp(v, axis), lambda v: jax.nn.logsumexp(v, axis), x)
+        check(lambda v: nn.logsumexp(v, axis, keepdims=True), lambda v: jax.nn.logsumexp(v, axis, keepdims=True), x)
+        check(lambda v: special.logsumexp(v, axis), lambda v: jsp.logsumexp(v, axis), x)
+
+
+def test_softmax_stability_and_where() -> None:
+    with modes():
+        big = np.array([[1000.0, 1000.0, -1000.0], [-np.inf, 0.0, 1.0]], np.float32)
+        check(nn.softmax, jax.nn.softmax, big)
+        check(nn.log_softmax, jax.nn.log_softmax, big)
+        check(lambda v: nn.logsumexp(v, axis=1), lambda v: jax.nn.logsumexp(v, axis=1), big)
+        check(lambda v: nn.logsumexp(v), lambda v: jax.nn.logsumexp(v), np.full((3,), -np.inf, np.float32))
+        w = np.array([[True, False, True], [True, True, False]])
+        check(lambda v: nn.softmax(v, where=w), lambda v: jax.nn.softmax(v, where=w), big)
+        check(lambda v: nn.log_softmax(v, where=w), lambda v: jax.nn.log_softmax(v, where=w), big)
+        b = np.array([[1.0, 2.0, 0.0], [0.5, -1.0, 1.0]], np.float32)
+        check(lambda v: nn.logsumexp(v, axis=1, b=b), lambda v: jax.nn.logsumexp(v, axis=1, b=b), big * 0.001)
+        check(lambda v: nn.logsumexp(v, axis=1, b=b, return_sign=True), lambda v: jax.nn.logsumexp(v, axis=1, b=b, return_sign=True), big * 0.001)
+        check(lambda v: nn.logsumexp(v, axis=1, where=w), lambda v: jax.nn.logsumexp(v, axis=1, where=w), big * 0.001)
+        check(lambda v: nn.logsumexp(v), lambda v: jax.nn.logsumexp(v), np.arange(4))
+
+
+def test_one_hot_and_standardize() -> None:
+    with modes():
+        check(lambda v: nn.one_hot(v, 4), lambda v: jax.nn.one_hot(v, 4), np.array([0, 3, 1, 5, -1]))
+        check(lambda v: nn.one_hot(v, 3, dtype=np.int8, axis=0), lambda v: jax.nn.one_hot(v, 3, dtype=np.int8, axis=0), np.array([[0, 2], [1, 1]]))
+        x = sample(np.dtype(np.float32), (3, 4), seed=54)
+        check(nn.standardize, jax.nn.standardize, x)
+        check(lambda v: nn.standardize(v, axis=0), lambda v: jax.nn.standardize(v, axis=0), x)
+
+
+def test_special() -> None:
+    with modes():
+        x = np.linspace(-2, 2, 7).astype(np.float32)
+        check(special.erf, jsp.erf, x)
+        check(special.erfc, jsp.erfc, x)
+        check(special.expit, jsp.expit, x)
+        check(special.logit, jsp.logit, (x + 2.5) / 5)
+
+
+def test_staged_softmax_jaxpr() -> None:
+    with modes():
+        closed = fcore.make_jaxpr(lambda v: nn.softmax(v @ v.T))(np.ones((3, 4), np.float32))
+        names = [e.primitive.name for e in closed.eqns]
+        assert "reduce_max" in names and "exp" in names and "reduce_sum" in names and "div" in names
+        assert fnp.allclose if hasattr(fnp, "allclose") else True
