@@ -182,3 +182,22 @@ def test_cumsum_argmax_property(case: tuple[np.ndarray[Any, Any], Any, bool]) ->
         np.testing.assert_allclose(np.asarray(fnp.cumsum(x, axis=axis)), np.cumsum(x, axis=axis), rtol=1e-5, atol=1e-5)
         if x.size:
             np.testing.assert_array_equal(np.asarray(fnp.argmax(x, axis=axis)), np.argmax(x, axis=axis))
+
+
+def test_isclose_allclose_array_equal_average() -> None:
+    with modes():
+        a = np.array([1.0, np.nan, np.inf, 2.0, -np.inf], np.float32)
+        b = np.array([1.0 + 1e-7, np.nan, np.inf, 2.1, np.inf], np.float32)
+        for eq_nan in (False, True):
+            check(lambda u, v, e=eq_nan: fnp.isclose(u, v, equal_nan=e), lambda u, v, e=eq_nan: jnp.isclose(u, v, equal_nan=e), a, b)
+            check(lambda u, v, e=eq_nan: fnp.allclose(u, v, equal_nan=e), lambda u, v, e=eq_nan: jnp.allclose(u, v, equal_nan=e), a, a)
+            check(lambda u, v, e=eq_nan: fnp.array_equal(u, v, equal_nan=e), lambda u, v, e=eq_nan: jnp.array_equal(u, v, equal_nan=e), a, a)
+        check(fnp.isclose, jnp.isclose, np.arange(3), np.arange(3.0) + 1e-9)
+        check(fnp.isclose, jnp.isclose, sample(np.dtype(np.complex64), (3,)), 0.5)
+        check(lambda: fnp.array_equal(np.ones(2), np.ones(3)), lambda: jnp.array_equal(np.ones(2), np.ones(3)))
+        x = sample(np.dtype(np.float32), (3, 4), seed=18)
+        w = np.arange(1.0, 5.0, dtype=np.float32)
+        check(lambda u: fnp.average(u), lambda u: jnp.average(u), x)
+        check(lambda u: fnp.average(u, axis=1, weights=w), lambda u: jnp.average(u, axis=1, weights=w), x)
+        check(lambda u: fnp.average(u, axis=1, weights=w, returned=True), lambda u: jnp.average(u, axis=1, weights=w, returned=True), x)
+        check(lambda u: fnp.average(u, weights=np.ones((3, 4), np.int8)), lambda u: jnp.average(u, weights=np.ones((3, 4), np.int8)), np.arange(12).reshape(3, 4))

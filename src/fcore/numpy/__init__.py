@@ -188,7 +188,12 @@ from fcore.numpy.reductions import (
     cumulative_sum as cumulative_sum,
     cumulative_prod as cumulative_prod,
     count_nonzero as count_nonzero,
+    isclose as isclose,
+    allclose as allclose,
+    array_equal as array_equal,
+    average as average,
 )
+from fcore.interpreters.array import Array as ndarray
 from fcore.numpy.shape_ops import (
     shape as shape,
     ndim as ndim,
@@ -432,6 +437,11 @@ __all__ = [
     "cumulative_sum",
     "cumulative_prod",
     "count_nonzero",
+    "isclose",
+    "allclose",
+    "array_equal",
+    "average",
+    "ndarray",
     "shape",
     "ndim",
     "size",

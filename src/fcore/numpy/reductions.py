@@ -423,3 +423,62 @@ def count_nonzero(a: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Ar
     x = asarray(a, "count_nonzero")
     nz = lax.ne(x, ArrayImpl(np.zeros((), x.dtype), False))
     return sum(nz, axis=axis, dtype=dtypes.default_int_dtype(), keepdims=keepdims)
+
+
+def isclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Array:
+    """``|a - b| <= atol + rtol * |b|`` elementwise (infinities equal themselves)."""
+    from fcore.numpy import ufuncs
+    from fcore.numpy._promotion import promote_n, result_of
+
+    dt, weak = result_of(a, b, name="isclose")
+    x, y = promote_n("isclose", a, b, dt=to_inexact(dt), weak=weak, full=True)
+    rdt = np.dtype(np.real(np.zeros((), x.dtype)).dtype)
+    rt = convert(rtol, rdt)
+    at = convert(atol, rdt)
+    both_nan = ufuncs.logical_and(ufuncs.isnan(x), ufuncs.isnan(y))
+    check_fin = ufuncs.isfinite(y)
+    in_range = lax.le(lax.abs(lax.sub(x, y)), lax.add(at, lax.mul(rt, lax.abs(y))))
+    out = ufuncs.logical_or(lax.eq(x, y), ufuncs.logical_and(check_fin, in_range))
+    return ufuncs.logical_or(out, both_nan) if equal_nan else out
+
+
+def allclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Array:
+    """Whether all elements are ``isclose``."""
+    return all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: bool = False) -> Array:
+    """Whether both arrays have one shape and equal elements (a bool array, as jnp)."""
+    from fcore.numpy import ufuncs
+
+    x, y = asarray(a1, "array_equal", 0), asarray(a2, "array_equal", 1)
+    if x.shape != y.shape:
+        return ArrayImpl(np.asarray(False), False)
+    eq = ufuncs.equal(x, y)
+    if equal_nan:
+        eq = ufuncs.logical_or(eq, ufuncs.logical_and(ufuncs.isnan(x), ufuncs.isnan(y)))
+    return all(eq)
+
+
+def average(a: ArrayLike, axis: Axis = None, weights: ArrayLike | None = None, returned: bool = False, keepdims: bool = False) -> Any:
+    """Weighted mean along ``axis`` (the plain mean without ``weights``)."""
+    from fcore.numpy import ufuncs
+    from fcore.numpy._promotion import result_of
+
+    if weights is None:
+        avg = mean(a, axis=axis, keepdims=keepdims)
+        x = asarray(a, "average")
+        axes = normalize_axes(axis, x.ndim)
+        count = ArrayImpl(np.asarray(_count(x.shape, axes)).astype(avg.dtype), False)
+        return (avg, lax.broadcast_in_dim(count, avg.shape, ()) if avg.shape else count) if returned else avg
+    dt, weak = result_of(a, weights, name="average")
+    dt = to_inexact(dt)
+    x, w = convert(a, dt, weak), convert(weights, dt, weak)
+    if w.shape != x.shape:
+        if axis is None or w.ndim != 1:
+            raise ValueError("Length of weights not compatible with specified axis.")
+        ax = normalize_axis(axis, x.ndim)
+        w = lax.broadcast_in_dim(w, x.shape, (ax,))
+    total_w = sum(w, axis=axis, keepdims=keepdims)
+    avg = ufuncs.true_divide(sum(ufuncs.multiply(x, w), axis=axis, keepdims=keepdims), total_w)
+    return (avg, total_w) if returned else avg
