@@ -587,7 +587,8 @@ defjvp(rem_p, lambda g, x, y: g,
 
 
 def _replace_zero(x: Any) -> Array:
-    return select_n(eq(x, _full_like(x, 0.0)), x, _full_like(x, 1.0))
+    """``x`` with zeros replaced by ones (so log(x) stays finite where its factor is zero)."""
+    return add(x, convert_element_type(eq(x, _full_like(x, 0.0)), _aval(x).dtype))
 
 
 defjvp_with_output(pow_p,
@@ -597,8 +598,8 @@ defjvp_with_output(pow_p,
 
 def _balanced_eq(x: Any, z: Any, y: Any) -> Array:
     """1 where x is the extremum, 0.5 on ties (as JAX), so the gradient is split."""
-    one, half, zero = _full_like(x, 1.0), _full_like(x, 0.5), _full_like(x, 0.0)
-    return select_n(eq(x, z), zero, select_n(eq(y, z), one, half))
+    dt = _aval(z).dtype
+    return div(convert_element_type(eq(x, z), dt), add(_full_like(z, 1.0), convert_element_type(eq(y, z), dt)))
 
 
 defjvp_with_output(max_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),

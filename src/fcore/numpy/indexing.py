@@ -258,11 +258,19 @@ def _index_array(a: _Adv | int | _Dyn) -> Array:
 
 
 def _take_rows(x2: Array, lin: Array) -> Array:
-    """``x2[lin]`` along axis 0 for an in-bounds int32 index array ``lin`` (one-hot gather).
+    """``x2[lin]`` along axis 0 for an in-bounds int32 index array ``lin``: one ``lax.gather``
+    of whole rows. Result shape ``lin.shape + x2.shape[1:]``."""
+    nb = lin.ndim
+    rest = x2.shape[1:]
+    dnums = lax.GatherDimensionNumbers(
+        offset_dims=tuple(range(nb, nb + len(rest))), collapsed_slice_dims=(0,), start_index_map=(0,)
+    )
+    return lax.gather(x2, lax.expand_dims(lin, (nb,)), dnums, (1, *rest), mode="clip")
 
-    Result shape ``lin.shape + x2.shape[1:]``. Each output element is the masked sum of one
-    value and ``-0.0``s (or ``False`` for bool), which is exact.
-    """
+
+def _take_rows_onehot(x2: Array, lin: Array) -> Array:
+    """``_take_rows`` without gather: a one-hot masked sum (exact: the masked-out terms are
+    ``-0.0``, or ``False`` for bool). Kept as the reference the gather path is tested against."""
     p = x2.shape[0]
     rest = x2.shape[1:]
     b = lin.shape
@@ -397,11 +405,19 @@ def _positions(x: Array, idx: object) -> Array:
 Combine = Callable[[Array, Array], Array]
 
 
+_FLAT_SCATTER = lax.ScatterDimensionNumbers(
+    update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+)
+
+
 def _scatter_flat(x: Array, pos: Array, updates: Array, kind: str) -> Array:
     """Scatter ``updates`` into ``x`` at flat positions ``pos`` (same shape; ``-1`` dropped).
 
-    ``kind``: ``set``, ``add``, ``mul``, ``min`` or ``max``. One-hot formulation: a
-    ``(len(pos), x.size)`` mask selects, per element of ``x``, the updates aimed at it.
+    ``kind``: ``set``, ``add``, ``mul``, ``min`` or ``max``. ``set`` and ``add`` are one
+    ``lax.scatter``/``lax.scatter_add`` on the flattened array (repeated positions: the last
+    update wins / updates accumulate). fcore.lax has no multiplicative/min/max scatter, so
+    those (and bool ``add``) use a one-hot formulation: a ``(len(pos), x.size)`` mask
+    selects, per element of ``x``, the updates aimed at it.
     """
     size = x.size
     m = pos.size
@@ -410,6 +426,16 @@ def _scatter_flat(x: Array, pos: Array, updates: Array, kind: str) -> Array:
     p1 = lax.reshape(pos, (m,)) if pos.ndim != 1 else pos
     u1 = lax.reshape(updates, (m,)) if updates.ndim != 1 else updates
     xf = lax.reshape(x, (size,)) if x.ndim != 1 else x
+    if kind == "set" or (kind == "add" and not dtypes.is_bool(x.dtype)):
+        scatter = lax.scatter if kind == "set" else lax.scatter_add
+        out = scatter(xf, lax.expand_dims(p1, (1,)), u1, _FLAT_SCATTER, mode="drop")
+        return lax.reshape(out, x.shape) if x.ndim != 1 else out
+    return _scatter_flat_onehot(x, p1, u1, xf, kind)
+
+
+def _scatter_flat_onehot(x: Array, p1: Array, u1: Array, xf: Array, kind: str) -> Array:
+    size = x.size
+    m = p1.shape[0]
     onehot = lax.eq(lax.broadcast_in_dim(p1, (m, size), (0,)), lax.broadcasted_iota(_INT, (m, size), 1))
     ub = lax.broadcast_in_dim(u1, (m, size), (0,))
     dt = x.dtype
