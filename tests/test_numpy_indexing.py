@@ -214,3 +214,19 @@ def test_indexing_property(case: tuple[tuple[int, ...], tuple[Any, ...]]) -> Non
         np.testing.assert_array_equal(np.asarray(fnp.asarray(x).at[idx].set(-1.0)), want)
         staged = fcore.make_jaxpr(lambda v: v[idx])(x)
         assert staged.out_avals[0].shape == x[idx].shape
+
+
+def test_gather_and_onehot_paths_agree() -> None:
+    from fcore.numpy import indexing
+
+    rng = np.random.default_rng(7)
+    x2 = fnp.asarray(rng.normal(size=(6, 3)).astype(np.float32))
+    lin = fnp.asarray(rng.integers(0, 6, (4, 2)).astype(np.int32))
+    np.testing.assert_array_equal(np.asarray(indexing._take_rows(x2, lin)), np.asarray(indexing._take_rows_onehot(x2, lin)))
+    x = fnp.asarray(rng.normal(size=(5,)).astype(np.float32))
+    pos = fnp.asarray(np.array([1, 3, 1, -1], np.int32))
+    upd = fnp.asarray(np.array([2.0, 3.0, 4.0, 5.0], np.float32))
+    for kind in ("set", "add"):
+        via_scatter = indexing._scatter_flat(x, pos, upd, kind)
+        via_onehot = indexing._scatter_flat_onehot(x, pos, upd, x, kind)
+        np.testing.assert_allclose(np.asarray(via_scatter), np.asarray(via_onehot), rtol=1e-6)  # add order may differ

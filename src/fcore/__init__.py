@@ -42,3 +42,5 @@ from fcore.api.jit import (
     devices as devices,
     jit as jit,
 )
+from fcore import numpy as numpy  # also installs the Array operators and methods
+from fcore import nn as nn

@@ -95,7 +95,16 @@ def format_scalar(val: object, dtype: dtypes.DType) -> str:
         c = complex(arr)
         sign = "-" if math.copysign(1.0, c.imag) < 0 else "+"
         return f"({_format_float(c.real)}{sign}{_format_float(abs(c.imag))}j)"
-    return _format_float(float(arr.astype(np.float64)))
+    if arr.dtype == np.float64:
+        return _format_float(float(arr))
+    x = float(arr.astype(np.float64))
+    if not math.isfinite(x):
+        return _format_float(x)
+    # NumPy's shortest text that round-trips in this precision (0.9, not 0.899999976),
+    # positional or scientific by Python's repr rule.
+    if x == 0 or 1e-4 <= abs(x) < 1e16:
+        return np.format_float_positional(arr[()], unique=True, trim="0")
+    return np.format_float_scientific(arr[()], unique=True, trim="0")
 
 
 def _format_float(x: float) -> str:

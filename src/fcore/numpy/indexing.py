@@ -8,18 +8,19 @@ depends on the data).
 * Basic indices become ``lax.slice`` (static ints and slices), ``lax.rev`` (negative steps),
   ``lax.dynamic_slice`` (traced scalars), ``lax.squeeze`` and ``lax.expand_dims``.
 * Advanced indices move the indexed axes to the front, merge them into one axis and take
-  rows of it at the linearized indices (``_take_rows``).
+  rows of it at the linearized indices (``_take_rows``: one ``lax.gather``).
 * ``.at[idx]`` updates compute, for every element of ``x[idx]``, its flat position in ``x``
   (indexing an ``iota`` the same way), then scatter the updates at those positions
-  (``_scatter_flat``); out-of-bounds updates are dropped, as in JAX.
+  (``_scatter_flat``: ``lax.scatter``/``lax.scatter_add``); out-of-bounds updates are
+  dropped, as in JAX.
 
 As in JAX, out-of-bounds retrievals are clamped by default (``mode="clip"``);
 ``.at[idx].get(mode="fill", fill_value=...)`` fills them instead.
 
-``fcore.lax`` has no gather/scatter primitives yet, so ``_take_rows`` and ``_scatter_flat``
-express them with one-hot masks (``lax.eq`` against an ``iota``, ``lax.select_n`` and a
-reduction). That is exact (the masked-out terms are ``-0.0``/``0``/identities) and works under
-every transformation, but costs ``O(len(indices) * rows)`` memory.
+``fcore.lax`` has no multiplicative/min/max scatter, so ``.at[].mul/min/max`` (and ``add`` on
+bools) use one-hot masks instead (``lax.eq`` against an ``iota``, ``lax.select_n`` and a
+reduction): exact, and made of primitives every transformation handles, but
+``O(len(indices) * x.size)`` in memory.
 """
 
 from __future__ import annotations

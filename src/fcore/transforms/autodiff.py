@@ -20,6 +20,7 @@ from fcore.transforms import ad_util
 from fcore.transforms.ad_util import Zero, has_tangent
 from fcore.transforms.jvp import JVPTrace, JVPTracer, jvp_jaxpr
 from fcore.transforms.partial_eval import PartialEvalTrace, partial_eval_jaxpr
+from fcore.transforms.simplify import simplify_algebra
 from fcore.transforms.transpose import transpose_jaxpr, transpose_open
 
 
@@ -62,14 +63,18 @@ class VJP:
     """A pullback: ``__call__(cts)`` returns one cotangent per primal input."""
 
     linearized: Linearized
-    _transposed: list[tuple[Jaxpr, list[Any]]] = attrs.field(factory=list)
+    _transposed: list[ClosedJaxpr] = attrs.field(factory=list)
 
     def __call__(self, cts: Sequence[Any]) -> list[Any]:
         if not self._transposed:
             lin = self.linearized.linear
-            self._transposed.append(transpose_open(lin, [True] * len(lin.invars)))
-        jaxpr, extra = self._transposed[0]
-        return eval_jaxpr(jaxpr, list(self.linearized.residuals) + extra, *cts)
+            jaxpr, extra = transpose_open(lin, [True] * len(lin.invars))
+            # Transposition leaves x*1 and neg-pairs behind; removing them is cheap and
+            # keeps staged gradients small.
+            closed = ClosedJaxpr(jaxpr, tuple(self.linearized.residuals) + tuple(extra))
+            self._transposed.append(simplify_algebra(closed))
+        backward = self._transposed[0]
+        return eval_jaxpr(backward.jaxpr, backward.consts, *cts)
 
 
 def vjp_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any], description: str) -> tuple[list[Any], VJP]:
