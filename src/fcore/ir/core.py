@@ -102,9 +102,10 @@ def format_scalar(val: object, dtype: dtypes.DType) -> str:
         return _format_float(x)
     # NumPy's shortest text that round-trips in this precision (0.9, not 0.899999976),
     # positional or scientific by Python's repr rule.
+    scalar: np.floating[Any] = arr.dtype.type(arr)
     if x == 0 or 1e-4 <= abs(x) < 1e16:
-        return np.format_float_positional(arr[()], unique=True, trim="0")
-    return np.format_float_scientific(arr[()], unique=True, trim="0")
+        return np.format_float_positional(scalar, unique=True, trim="0")
+    return np.format_float_scientific(scalar, unique=True, trim="0")
 
 
 def _format_float(x: float) -> str:
