@@ -52,6 +52,7 @@ def run() -> list[Result]:
     x8 = np.linspace(0, 1, 8, dtype=np.float32)
 
     def fcore_chain_first() -> object:
+        fcore.clear_caches()
         return fcore.jit(chain(fnp, 1000))(x8).block_until_ready()
 
     def jax_chain_first() -> object:
@@ -76,6 +77,7 @@ def run() -> list[Result]:
         return [(w - 0.01 * gw, b - 0.01 * gb) for (w, b), (gw, gb) in zip(p, g)]
 
     def fcore_mlp_first() -> object:
+        fcore.clear_caches()
         return fcore.block_until_ready(fcore.jit(fcore.value_and_grad(mlp_loss(fnp)))(params, xb, yb))
 
     def jax_mlp_first() -> object:

@@ -38,6 +38,7 @@ from fcore.api.vectorize import vmap as vmap
 from fcore import transforms as transforms
 from fcore.api.jit import (
     block_until_ready as block_until_ready,
+    clear_caches as clear_caches,
     device_put as device_put,
     devices as devices,
     jit as jit,

@@ -23,7 +23,7 @@ from fcore.interpreters.stack import current_trace
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr
-from fcore.lax.call import bind_jit, compile_jaxpr, execute, hoist_consts, to_device
+from fcore.lax.call import bind_jit, clear_executable_cache, compile_jaxpr, execute, hoist_consts, to_device
 
 
 @attrs.frozen(slots=True)
@@ -96,6 +96,7 @@ class Jitted:
         self.static_argnums = static_argnums
         self.donate_argnums = donate_argnums  # accepted; buffers are not reused yet
         self._cache: dict[Hashable, _Entry] = {}
+        self._fast: dict[Hashable, _Entry] = {}
         functools.update_wrapper(self, fun)
 
     def _specialize(self, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[_Entry, list[Any]]:
@@ -135,7 +136,21 @@ class Jitted:
         return _Entry(closed, hoisted, tuple(consts), out_trees[0])
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        entry, flat = self._specialize(args, kwargs)
+        entry = None
+        if not kwargs and not self.static_argnums:
+            # Fast path (the common cached call): positional fcore arrays, keyed by avals alone.
+            for a in args:
+                if type(a) is not ArrayImpl:
+                    break
+            else:
+                fast_key = (tuple([a.aval for a in args]), x64_enabled())
+                entry = self._fast.get(fast_key)
+                if entry is None:
+                    entry, _ = self._specialize(args, kwargs)
+                    self._fast[fast_key] = entry
+                flat: Sequence[Any] = args
+        if entry is None:
+            entry, flat = self._specialize(args, kwargs)
         operands = [*entry.consts, *flat]
         if current_trace() is EVAL_TRACE:
             exe = compile_jaxpr(entry.hoisted, self.name)
@@ -180,6 +195,12 @@ def block_until_ready(x: Any) -> Any:
         if isinstance(leaf, ArrayImpl):
             leaf.block_until_ready()
     return x
+
+
+def clear_caches() -> None:
+    """Forget compiled executables (as ``jax.clear_caches``); traced specializations live on
+    their ``Jitted`` objects and go away with them."""
+    clear_executable_cache()
 
 
 def devices() -> list[runtime.Device]:

@@ -220,24 +220,29 @@ class ArrayImpl(Array):
     Whichever is missing is made on first use and kept (the value never changes).
     """
 
-    __slots__ = ("_np", "_device", "_weak")
+    __slots__ = ("_np", "_device", "_weak", "_aval")
 
     def __init__(
         self,
         value: np.ndarray[Any, Any] | None,
         weak_type: bool = False,
         device: DeviceValue | None = None,
+        aval: ShapedArray | None = None,
     ) -> None:
         self._np = value
         self._device = device
         self._weak = weak_type
+        self._aval = aval
 
     @property
     def aval(self) -> ShapedArray:
+        aval = self._aval
+        if aval is not None:
+            return aval
         host = self._np
-        if host is not None:
-            return shaped_array(host.shape, host.dtype, self._weak)
-        return self._device_aval()
+        aval = shaped_array(host.shape, host.dtype, self._weak) if host is not None else self._device_aval()
+        self._aval = aval
+        return aval
 
     def _device_aval(self) -> ShapedArray:
         dev = self._device

@@ -64,6 +64,11 @@ _compiled: dict[Jaxpr, runtime.Executable] = {}
 _compile_lock = threading.Lock()
 
 
+def clear_executable_cache() -> None:
+    with _compile_lock:
+        _compiled.clear()
+
+
 class CompileError(FcoreError, RuntimeError):
     """XLA rejected the program; the message names the jaxpr equation that produced the op."""
 
@@ -111,7 +116,7 @@ def to_device(x: Any) -> runtime.DeviceBuffer:
 
 def execute(exe: runtime.Executable, out_avals: Sequence[ShapedArray], args: Sequence[Any]) -> list[ArrayImpl]:
     bufs = exe.execute([to_device(a) for a in args])
-    return [ArrayImpl(None, a.weak_type, b) for a, b in zip(out_avals, bufs)]
+    return [ArrayImpl(None, a.weak_type, b, a) for a, b in zip(out_avals, bufs)]
 
 
 @jit_p.def_impl

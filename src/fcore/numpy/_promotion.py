@@ -22,7 +22,6 @@ from fcore import lax
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType, Operand
-from fcore.lax import ArrayLike
 
 NpArray = np.ndarray[Any, Any]
 Shape = tuple[int, ...]
