@@ -45,3 +45,9 @@ from fcore.api.jit import (
 )
 from fcore import numpy as numpy  # also installs the Array operators and methods
 from fcore import nn as nn
+from fcore.api.custom import (
+    checkpoint as checkpoint,
+    custom_jvp as custom_jvp,
+    custom_vjp as custom_vjp,
+    remat as remat,
+)

@@ -91,13 +91,13 @@ class Jitted:
     def __init__(
         self, fun: Callable[..., Any], static_argnums: tuple[int, ...], donate_argnums: tuple[int, ...]
     ) -> None:
+        functools.update_wrapper(self, fun, updated=())
         self.fun = fun
         self.name = fun_name(fun)
         self.static_argnums = static_argnums
         self.donate_argnums = donate_argnums  # accepted; buffers are not reused yet
         self._cache: dict[Hashable, _Entry] = {}
         self._fast: dict[Hashable, _Entry] = {}
-        functools.update_wrapper(self, fun)
 
     def _specialize(self, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[_Entry, list[Any]]:
         if self.static_argnums:
