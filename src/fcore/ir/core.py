@@ -43,7 +43,7 @@ LiteralScalar: TypeAlias = Union[bool, int, float, complex]
 
 def _literal_key(val: np.generic, aval: ShapedArray) -> tuple[object, ...]:
     # Bytes, not values: NaN literals must equal themselves and -0.0 differ from 0.0.
-    return (aval, np.asarray(val, aval.dtype).tobytes())
+    return (aval, val.tobytes() if val.dtype == aval.dtype else np.asarray(val, aval.dtype).tobytes())
 
 
 @attrs.frozen(slots=True, eq=False, repr=False)
