@@ -55,11 +55,6 @@ def test_vmap_indexing_and_updates() -> None:
         _close(fcore.vmap(f)(A, idx), jax.vmap(g)(A, idx))
 
 
-@pytest.mark.xfail(
-    reason="fcore.lax's select_n batching rule (defbroadcasting) leaves unbatched rank-0 cases "
-    "unbroadcast, which select_n's shape rule rejects (seen with FCORE_VERIFY=1)",
-    strict=False,
-)
 def test_vmap_select_n_on_per_example_scalars() -> None:
     def f(a: Any, i: Any) -> Any:
         return fnp.where(a[0] > 0, a[0], 0.0) + a.at[i].add(1.0).sum()

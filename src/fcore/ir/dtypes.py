@@ -248,13 +248,15 @@ def to_dtype(x: DTypeLike) -> DType:
         if found is None:
             raise TypeError(f"unknown dtype name {x!r}")
         return found
-    elif isinstance(x, type):
+    elif isinstance(x, type) and (x in _PYTHON_SCALAR_DTYPES or issubclass(x, np.generic)):
         default = _PYTHON_SCALAR_DTYPES.get(x)
         if default is not None:
             return default(None)
-        if not issubclass(x, np.generic):
-            raise TypeError(f"{x!r} is not a dtype or scalar type")
         dtype = np.dtype(x)
+    elif isinstance(carried := getattr(x, "dtype", None), np.dtype):
+        dtype = carried  # objects carrying a dtype: fcore.numpy.float32, jax.numpy.float32
+    elif isinstance(x, type):
+        raise TypeError(f"{x!r} is not a dtype or scalar type")
     else:
         raise TypeError(f"cannot interpret {x!r} of type {type(x).__name__} as a dtype")
     if dtype not in _SUPPORTED:

@@ -711,8 +711,32 @@ for _p in UNARY + (abs_p, real_p, imag_p, conj_p, integer_pow_p, round_p, conver
                     stop_gradient_p):
     defvectorized(_p)
 for _p in (add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p, and_p, or_p, xor_p,
-           eq_p, ne_p, lt_p, le_p, gt_p, ge_p, complex_p, select_n_p, clamp_p):
+           eq_p, ne_p, lt_p, le_p, gt_p, ge_p, complex_p, clamp_p):
     defbroadcasting(_p)
+
+
+@select_n_p.def_batching
+def _select_n_batching(axis_size: int, vals: list[Any], dims: list[int | None]) -> tuple[Any, int]:
+    """Cases never broadcast against each other (only the predicate may be rank 0), so
+    every case is given the batch axis at 0, and a batched rank-0 predicate is broadcast."""
+    from fcore.transforms.batching import bdim_at
+
+    which, *cases = vals
+    which_dim, *case_dims = dims
+    c0, d0 = cases[0], case_dims[0]
+    shape0 = _aval(c0).shape
+    case_shape = shape0 if d0 is None else shape0[:d0] + shape0[d0 + 1 :]
+    new_cases = [bdim_at(c, d, axis_size, 0) for c, d in zip(cases, case_dims)]
+    w_aval = _aval(which)
+    if which_dim is None:
+        new_which = which if w_aval.shape == () else bdim_at(which, None, axis_size, 0)
+    else:
+        new_which = bdim_at(which, which_dim, axis_size, 0)
+        if w_aval.ndim == 1 and case_shape:
+            from fcore.transforms.ad_util import vspace
+
+            new_which = vspace().broadcast_in_dim(new_which, (axis_size,) + case_shape, (0,))
+    return select_n(new_which, *new_cases), 0
 
 # -- lowering rules (StableHLO text) -------------------------------------------------------
 from fcore.backend.lowering import LoweringRuleContext, tensor_type  # noqa: E402

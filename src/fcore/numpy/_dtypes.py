@@ -14,7 +14,6 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from fcore.config import x64_enabled
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
@@ -268,6 +267,3 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> builtins.bool:
     dst = to_dtype(to)
     return builtins.bool(np.can_cast(src, dst, casting=casting))  # type: ignore[arg-type]
 
-
-def default_float() -> DType:
-    return dtypes.float64 if x64_enabled() else dtypes.float32

@@ -78,9 +78,6 @@ def shape_of(x: object) -> Shape:
     return ()
 
 
-def is_python_scalar(x: object) -> bool:
-    return type(x) in _PY_SCALARS
-
 
 def asarray(x: object, name: str = "fcore.numpy", pos: int = 0) -> Array:
     """An array-like as an fcore ``Array`` (``lax.asarray``): Python scalars are weak."""
@@ -186,10 +183,6 @@ def to_numeric(dt: DType) -> DType:
     """JAX's ``to_numeric_dtype``: bool becomes int32."""
     return dtypes.int32 if dtypes.is_bool(dt) else dt
 
-
-def to_complex(dt: DType) -> DType:
-    f = to_inexact(dt)
-    return _canon(dtypes.complex128) if f in (dtypes.float64, dtypes.complex128) else dtypes.complex64
 
 
 # -- shapes -----------------------------------------------------------------------------
@@ -309,11 +302,3 @@ def promote_n(name: str, *args: object, dt: DType | None = None, weak: bool = Fa
         return conv
     shape = broadcast_shapes(*shapes)
     return [c if not c.shape else broadcast_to(c, shape) for c in conv]
-
-
-def full_like_shape(value: object, shape: Shape, dt: DType, weak: bool = False) -> Array:
-    """``value`` (a scalar) broadcast to ``shape`` with dtype ``dt``."""
-    v = convert(value, dt, weak)
-    if v.shape == shape:
-        return v
-    return lax.broadcast_in_dim(v, shape, ())
