@@ -7,7 +7,6 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 
 import fcore
 import fcore.numpy as fnp

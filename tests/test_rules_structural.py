@@ -24,7 +24,7 @@ from jax import lax as jlax
 
 import fcore
 from fcore import lax as flax
-from fcore.core import ClosedJaxpr, eval_jaxpr, typecheck
+from fcore.core import eval_jaxpr, typecheck
 from fcore.lax import structural
 from fcore.transforms import batch_jaxpr, jvp_jaxpr, linearize_jaxpr, transpose_jaxpr, vjp_jaxpr
 

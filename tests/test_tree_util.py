@@ -11,7 +11,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import pickle
-import re
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 

@@ -2,19 +2,25 @@
 
 from fcore.lax._base import ArrayLike as ArrayLike
 from fcore.lax.elementwise import (
-    abs as abs, acos as acos, acosh as acosh, add as add, and_ as bitwise_and, asin as asin,
+    abs as abs, acos as acos, acosh as acosh, add as add, asin as asin,
     asinh as asinh, atan as atan, atan2 as atan2, atanh as atanh, cbrt as cbrt, ceil as ceil,
     clamp as clamp, complex as complex, conj as conj, convert_element_type as convert_element_type,
     cos as cos, cosh as cosh, div as div, eq as eq, erf as erf, exp as exp, exp2 as exp2,
     expm1 as expm1, floor as floor, ge as ge, gt as gt, imag as imag, integer_pow as integer_pow,
     is_finite as is_finite, le as le, log as log, log1p as log1p, logistic as logistic, lt as lt,
     max as max, min as min, mul as mul, ne as ne, neg as neg, nextafter as nextafter,
-    not_ as bitwise_not, or_ as bitwise_or, pow as pow, real as real, reciprocal as reciprocal,
+    pow as pow, real as real, reciprocal as reciprocal,
     rem as rem, round as round, rsqrt as rsqrt, select_n as select_n, sign as sign, sin as sin,
     sinh as sinh, sqrt as sqrt, square as square, stop_gradient as stop_gradient, sub as sub,
-    tan as tan, tanh as tanh, xor as bitwise_xor,
+    tan as tan, tanh as tanh,
 )
 from fcore.lax.elementwise import not_ as not_, and_ as and_, or_ as or_, xor as xor
+
+# JAX's names for the logical/bitwise primitives' user functions.
+bitwise_and = and_
+bitwise_or = or_
+bitwise_xor = xor
+bitwise_not = not_
 from fcore.lax import _vspace as _vspace  # registers the ops fcore.transforms needs
 from fcore.lax.structural import (
     broadcast as broadcast, broadcast_in_dim as broadcast_in_dim, broadcasted_iota as broadcasted_iota,

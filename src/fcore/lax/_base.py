@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Union
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, Union
 
 import numpy as np
 from typing_extensions import TypeAlias, TypeGuard
 
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
-from fcore.ir.avals import ShapedArray
+from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.dtypes import DType
+from fcore.ir.params import ParamValue
+from fcore.ir.primitive import Primitive
 
 #: What lax functions accept: fcore arrays (concrete or traced), NumPy values, Python scalars.
 ArrayLike: TypeAlias = Union[Array, np.ndarray[Any, Any], np.generic, bool, int, float, complex]
@@ -83,3 +85,28 @@ def normalize_axis(axis: int, ndim: int, name: str) -> int:
     if not -ndim <= axis < max(ndim, 1):
         raise ValueError(f"{name}: axis {axis} is out of bounds for an array of rank {ndim}")
     return axis % ndim if ndim else 0
+
+
+NpArray = np.ndarray[Any, Any]
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def checked_impl(p: Primitive) -> Callable[[_F], _F]:
+    """Register ``f`` as ``p``'s eager impl, preceded by ``p``'s abstract evaluation.
+
+    Eager evaluation calls impls directly; running the (cheap) shape rule first gives eager
+    code the same errors as staged code, instead of NumPy's (or no error where NumPy is lax).
+    """
+
+    def register(f: _F) -> _F:
+        rule = p.abstract_eval_rule
+        assert rule is not None, f"define the abstract eval of {p.name} before its impl"
+
+        def impl(*args: NpArray, **params: ParamValue) -> Any:
+            rule(*[shaped_array(a.shape, a.dtype) for a in args], **params)
+            return f(*args, **params)
+
+        p.def_impl(impl)
+        return f
+
+    return register

@@ -14,7 +14,7 @@ from fcore import tree_util
 from fcore.ir.avals import ShapedArray
 from fcore.ir.params import ParamStruct
 from fcore.ir.primitive import Primitive
-from fcore.transforms.ad_util import Zero, instantiate, is_undefined
+from fcore.transforms.ad_util import instantiate, is_undefined
 
 
 class CustomVJPRule(ParamStruct):

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import enum
 import operator
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, Union
+from collections.abc import Sequence
+from typing import Any, Union
 
 import numpy as np
 from typing_extensions import TypeAlias
@@ -24,35 +24,10 @@ from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.dtypes import DType
-from fcore.ir.params import ParamValue
 from fcore.ir.primitive import Primitive
-from fcore.lax._base import ArrayLike, shape_of
+from fcore.lax._base import ArrayLike, shape_of, checked_impl
 
 NpArray = np.ndarray[Any, Any]
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _checked_impl(p: Primitive) -> Callable[[_F], _F]:
-    """Register ``f`` as ``p``'s eager impl, preceded by ``p``'s abstract evaluation.
-
-    Eager evaluation calls impls directly; running the (cheap) shape rule first gives eager
-    code the same errors as staged code, instead of NumPy's (or no error where NumPy is lax).
-    """
-
-    def register(f: _F) -> _F:
-        rule = p.abstract_eval_rule
-        assert rule is not None, f"define the abstract eval of {p.name} before its impl"
-
-        def impl(*args: NpArray, **params: ParamValue) -> Any:
-            rule(*[shaped_array(a.shape, a.dtype) for a in args], **params)
-            return f(*args, **params)
-
-        p.def_impl(impl)
-        return f
-
-    return register
-
-
 Dims = tuple[int, ...]
 DotDimensionNumbers: TypeAlias = tuple[tuple[Dims, Dims], tuple[Dims, Dims]]
 
@@ -284,7 +259,7 @@ def _prod(xs: Sequence[int]) -> int:
     return n
 
 
-@_checked_impl(dot_general_p)
+@checked_impl(dot_general_p)
 def _dot_general_impl(
     lhs: NpArray,
     rhs: NpArray,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -24,33 +24,9 @@ from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.dtypes import DType
 from fcore.ir.params import ParamValue
 from fcore.ir.primitive import Primitive
-from fcore.lax._base import ArrayLike
+from fcore.lax._base import ArrayLike, checked_impl
 
 NpArray = np.ndarray[Any, Any]
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _checked_impl(p: Primitive) -> Callable[[_F], _F]:
-    """Register ``f`` as ``p``'s eager impl, preceded by ``p``'s abstract evaluation.
-
-    Eager evaluation calls impls directly; running the (cheap) shape rule first gives eager
-    code the same errors as staged code, instead of NumPy's (or no error where NumPy is lax).
-    """
-
-    def register(f: _F) -> _F:
-        rule = p.abstract_eval_rule
-        assert rule is not None, f"define the abstract eval of {p.name} before its impl"
-
-        def impl(*args: NpArray, **params: ParamValue) -> Any:
-            rule(*[shaped_array(a.shape, a.dtype) for a in args], **params)
-            return f(*args, **params)
-
-        p.def_impl(impl)
-        return f
-
-    return register
-
-
 Axes = tuple[int, ...]
 
 __all__ = [
@@ -109,7 +85,7 @@ def _reduction(
         weak = x.weak_type and keeps_weak_type
         return x if shape is x.shape and weak == x.weak_type else shaped_array(shape, x.dtype, weak)
 
-    @_checked_impl(p)
+    @checked_impl(p)
     def _impl(x: NpArray, *, axes: Axes) -> NpArray:
         return impl(x, axes) if axes else x
 
@@ -250,7 +226,7 @@ def _arg_reduction(name: str, np_fn: Callable[..., Any]) -> Primitive:
             raise ValueError(f"{name} requires a non-empty reduced dimension: operand {x.str_short()}, axis={axis}")
         return shaped_array(shape[:axis] + shape[axis + 1:], index_dtype, False)
 
-    @_checked_impl(p)
+    @checked_impl(p)
     def _impl(x: NpArray, *, axes: Axes, index_dtype: DType) -> NpArray:
         if x.dtype.itemsize < 4 and dtypes.is_floating(x.dtype):
             x = x.astype(np.float32)  # exact; NumPy's arg-reductions for ml_dtypes are not NaN-aware
@@ -294,7 +270,7 @@ def _cumulative(
             raise ValueError(f"{name}: axis {axis} is out of bounds for operand {x.str_short()}")
         return x
 
-    @_checked_impl(p)
+    @checked_impl(p)
     def _impl(x: NpArray, *, axis: int, reverse: bool) -> NpArray:
         if reverse:
             return np.flip(impl(np.flip(x, axis), axis), axis)
@@ -621,7 +597,7 @@ for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p):
 
 
 # -- lowering rules (StableHLO text) -------------------------------------------------------
-from fcore.backend.lowering import LoweringRuleContext, element_type, tensor_type  # noqa: E402
+from fcore.backend.lowering import LoweringRuleContext, tensor_type  # noqa: E402
 
 
 class _Body:

@@ -19,7 +19,7 @@ import builtins
 import enum
 import operator
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import attrs
 import numpy as np
@@ -29,37 +29,13 @@ from fcore.interpreters.trace import Tracer
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.dtypes import DType
-from fcore.ir.core import ClosedJaxpr, Jaxpr
+from fcore.ir.core import ClosedJaxpr
 from fcore.ir.params import ParamStruct, ParamValue
 from fcore.ir.primitive import Primitive
-from fcore.lax._base import ArrayLike, match_scalars, same_dtypes, shape_of
+from fcore.lax._base import ArrayLike, match_scalars, same_dtypes, checked_impl, shape_of
 from fcore.lax.elementwise import add, convert_element_type, lt, select_n
 
 NpArray = np.ndarray[Any, Any]
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _checked_impl(p: Primitive) -> Callable[[_F], _F]:
-    """Register ``f`` as ``p``'s eager impl, preceded by ``p``'s abstract evaluation.
-
-    Eager evaluation calls impls directly; running the (cheap) shape rule first gives eager
-    code the same errors as staged code, instead of NumPy's (or no error where NumPy is lax).
-    """
-
-    def register(f: _F) -> _F:
-        rule = p.abstract_eval_rule
-        assert rule is not None, f"define the abstract eval of {p.name} before its impl"
-
-        def impl(*args: NpArray, **params: ParamValue) -> Any:
-            rule(*[shaped_array(a.shape, a.dtype) for a in args], **params)
-            return f(*args, **params)
-
-        p.def_impl(impl)
-        return f
-
-    return register
-
-
 Shape = tuple[int, ...]
 
 __all__ = [
@@ -146,7 +122,7 @@ def _broadcast_in_dim_abstract_eval(x: ShapedArray, *, shape: Shape, broadcast_d
     return shaped_array(shape, x.dtype, x.weak_type)
 
 
-@_checked_impl(broadcast_in_dim_p)
+@checked_impl(broadcast_in_dim_p)
 def _broadcast_in_dim_impl(x: NpArray, *, shape: Shape, broadcast_dimensions: Shape) -> NpArray:
     if x.shape == shape:
         return x if broadcast_dimensions == tuple(range(len(shape))) else np.transpose(x, np.argsort(broadcast_dimensions))
@@ -227,7 +203,7 @@ def _reshape_abstract_eval(x: ShapedArray, *, new_sizes: Shape, dimensions: Shap
     return shaped_array(new_sizes, x.dtype, x.weak_type)
 
 
-@_checked_impl(reshape_p)
+@checked_impl(reshape_p)
 def _reshape_impl(x: NpArray, *, new_sizes: Shape, dimensions: Shape | None) -> NpArray:
     if dimensions is not None:
         x = np.transpose(x, dimensions)
@@ -270,7 +246,7 @@ def _squeeze_abstract_eval(x: ShapedArray, *, dimensions: Shape) -> ShapedArray:
     return shaped_array(shape, x.dtype, x.weak_type)
 
 
-@_checked_impl(squeeze_p)
+@checked_impl(squeeze_p)
 def _squeeze_impl(x: NpArray, *, dimensions: Shape) -> NpArray:
     return np.squeeze(x, axis=dimensions) if dimensions else x
 
@@ -299,7 +275,7 @@ def _transpose_abstract_eval(x: ShapedArray, *, permutation: Shape) -> ShapedArr
     return shaped_array(tuple(shape[p] for p in permutation), x.dtype, x.weak_type)
 
 
-@_checked_impl(transpose_p)
+@checked_impl(transpose_p)
 def _transpose_impl(x: NpArray, *, permutation: Shape) -> NpArray:
     return np.transpose(x, permutation)
 
@@ -347,7 +323,7 @@ def _concatenate_abstract_eval(*xs: ShapedArray, dimension: int) -> ShapedArray:
     return shaped_array(first[:dimension] + (total,) + first[dimension + 1:], dt, weak)
 
 
-@_checked_impl(concatenate_p)
+@checked_impl(concatenate_p)
 def _concatenate_impl(*xs: NpArray, dimension: int) -> NpArray:
     return np.concatenate(xs, axis=dimension)
 
@@ -396,7 +372,7 @@ def _pad_abstract_eval(x: ShapedArray, padding_value: ShapedArray, *, padding_co
     return shaped_array(tuple(shape), x.dtype, x.weak_type and padding_value.weak_type)
 
 
-@_checked_impl(pad_p)
+@checked_impl(pad_p)
 def _pad_impl(x: NpArray, padding_value: NpArray, *, padding_config: PaddingConfig) -> NpArray:
     if all(lo == hi == interior == 0 for lo, hi, interior in padding_config):
         return x
@@ -457,7 +433,7 @@ def _slice_abstract_eval(
     return shaped_array(tuple(shape), x.dtype, x.weak_type)
 
 
-@_checked_impl(slice_p)
+@checked_impl(slice_p)
 def _slice_impl(x: NpArray, *, start_indices: Shape, limit_indices: Shape, strides: Shape | None) -> NpArray:
     if strides is None:
         return x[tuple(builtins.slice(s, l) for s, l in zip(start_indices, limit_indices))]
@@ -553,7 +529,7 @@ def _clamped_starts(shape: Shape, sizes: Shape, indices: Sequence[NpArray]) -> t
     return tuple(out)
 
 
-@_checked_impl(dynamic_slice_p)
+@checked_impl(dynamic_slice_p)
 def _dynamic_slice_impl(x: NpArray, *indices: NpArray, slice_sizes: Shape) -> NpArray:
     return x[_clamped_starts(x.shape, slice_sizes, indices)]
 
@@ -682,7 +658,7 @@ def _dynamic_update_slice_abstract_eval(x: ShapedArray, update: ShapedArray, *in
     return shaped_array(x.shape, x.dtype, weak)
 
 
-@_checked_impl(dynamic_update_slice_p)
+@checked_impl(dynamic_update_slice_p)
 def _dynamic_update_slice_impl(x: NpArray, update: NpArray, *indices: NpArray) -> NpArray:
     out = x.copy()
     out[_clamped_starts(x.shape, update.shape, indices)] = update
@@ -741,7 +717,7 @@ def _iota_abstract_eval(*, dtype: DType, shape: Shape, dimension: int) -> Shaped
     return shaped_array(shape, dtype, False)
 
 
-@_checked_impl(iota_p)
+@checked_impl(iota_p)
 def _iota_impl(*, dtype: DType, shape: Shape, dimension: int) -> NpArray:
     line = np.arange(shape[dimension]).astype(dtype)
     expanded = [1] * len(shape)
@@ -770,7 +746,7 @@ def _rev_abstract_eval(x: ShapedArray, *, dimensions: Shape) -> ShapedArray:
     return x
 
 
-@_checked_impl(rev_p)
+@checked_impl(rev_p)
 def _rev_impl(x: NpArray, *, dimensions: Shape) -> NpArray:
     return np.flip(x, dimensions) if dimensions else x
 
@@ -962,7 +938,7 @@ def _prod(xs: Sequence[int]) -> int:
     return n
 
 
-@_checked_impl(gather_p)
+@checked_impl(gather_p)
 def _gather_impl(
     operand: NpArray,
     indices: NpArray,
@@ -1180,7 +1156,7 @@ def _scatter_add_p_abstract_eval(
     return _scatter_abstract_eval("scatter-add", operand, indices, updates, dimension_numbers)
 
 
-@_checked_impl(scatter_p)
+@checked_impl(scatter_p)
 def _scatter_p_impl(
     operand: NpArray, indices: NpArray, updates: NpArray, *, dimension_numbers: ScatterDimensionNumbers,
     mode: GatherScatterMode, **params: ParamValue,
@@ -1188,7 +1164,7 @@ def _scatter_p_impl(
     return _scatter_impl(operand, indices, updates, dimension_numbers, mode, add=False)
 
 
-@_checked_impl(scatter_add_p)
+@checked_impl(scatter_add_p)
 def _scatter_add_p_impl(
     operand: NpArray, indices: NpArray, updates: NpArray, *, dimension_numbers: ScatterDimensionNumbers,
     mode: GatherScatterMode, **params: ParamValue,
