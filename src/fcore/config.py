@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Literal
 
@@ -23,18 +23,17 @@ _verify: ContextVar[bool] = ContextVar(
 )
 
 
-def x64_enabled() -> bool:
-    """Whether 64-bit dtypes are kept (off by default, as in JAX)."""
-    return _x64.get()
+# The getters are the context variables' own ``get`` methods: they are read on every
+# primitive application, so no Python frame sits in between.
 
+#: ``x64_enabled()``: whether 64-bit dtypes are kept (off by default, as in JAX).
+x64_enabled: Callable[[], bool] = _x64.get
 
-def promotion_mode() -> PromotionMode:
-    return _promotion.get()
+#: ``promotion_mode()``: ``"standard"`` or ``"strict"`` dtype promotion.
+promotion_mode: Callable[[], PromotionMode] = _promotion.get
 
-
-def verify_enabled() -> bool:
-    """Whether every jaxpr fcore produces is type-checked (MLIR's verify-each)."""
-    return _verify.get()
+#: ``verify_enabled()``: whether every jaxpr fcore produces is type-checked (MLIR's verify-each).
+verify_enabled: Callable[[], bool] = _verify.get
 
 
 class Config:

@@ -54,6 +54,13 @@ class EvalTrace(Trace):
     __slots__ = ()
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:
+        eager = prim.eager_rule
+        if eager is not None:
+            out = eager(*args, **params)
+            if out is not None:
+                if verify_enabled():
+                    _check_eager(prim, args, params, out)
+                return out
         if prim.impl_takes_arrays:
             for a in args:
                 if isinstance(a, Tracer):
@@ -126,6 +133,13 @@ def _check_impl(
             f"impl of {prim.name} returned {[g.str_short() for g in got]} but abstract eval says "
             f"{[e.str_short() for e in expected]} for inputs {[a.str_short() for a in avals]}, params {params}"
         )
+
+
+def _check_eager(prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue], out: Any) -> None:
+    """Verify-each for eager fast paths: they must agree with the impl path."""
+    pairs = [to_numpy_arg(a) for a in args]
+    outs = [to_numpy_arg(o) for o in (out if prim.multiple_results else [out])]
+    _check_impl(prim, [v for v, _ in pairs], [w for _, w in pairs], params, [v for v, _ in outs], [w for _, w in outs])
 
 
 EVAL_TRACE = EvalTrace("eager evaluation")

@@ -80,6 +80,7 @@ class Primitive:
         "weak_type_rule",
         "jvp_takes_symbolic_zeros",
         "impl_takes_arrays",
+        "eager_rule",
         "__weakref__",
     )
 
@@ -112,6 +113,9 @@ class Primitive:
         self.jvp_takes_symbolic_zeros = False
         #: The eager impl receives fcore arrays as they are (e.g. ``jit`` keeps device buffers).
         self.impl_takes_arrays = False
+        #: Optional fast path of eager evaluation, ``(*args, **params) -> result | None`` on the
+        #: operands as given; ``None`` means "not the common case" and the impl path runs.
+        self.eager_rule: Callable[..., Any] | None = None
         if name not in _registry:
             _registry[name] = self
 

@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from fcore.interpreters.array import Array
+from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.dtypes import DType
 from fcore.ir.params import ParamValue
 from fcore.ir.primitive import Primitive
-from fcore.lax._base import ArrayLike, broadcast_shapes_scalar, match_scalars, same_dtypes
+from fcore.lax._base import PYTHON_SCALARS, ArrayLike, broadcast_shapes_scalar, match_scalars, same_dtypes
 
 NpArray = np.ndarray[Any, Any]
 
@@ -78,24 +78,67 @@ def _all_weak(weaks: Sequence[bool], params: Mapping[str, ParamValue]) -> bool:
 
 
 def _define(
-    name: str, arity: int, kinds: str, impl: Callable[..., NpArray], out_dtype: DType | None = None
+    name: str, arity: int, kinds: str, fn: Callable[..., Any], out_dtype: DType | None = None
 ) -> Primitive:
+    """An elementwise primitive computed on the host by the NumPy function ``fn``.
+
+    Without ``out_dtype`` the result has the operands' dtype: NumPy's ufunc loops may widen
+    (float16, bfloat16) or return NumPy scalars for 0-d operands, so results are cast back.
+    """
     p = Primitive(name, param_names=())
     abstract_eval = _nary_abstract_eval(name, arity, kinds, out_dtype)
     p.def_abstract_eval(abstract_eval)
     accepted = _accepted(kinds)
+    fixed_dtype = out_dtype
 
     def checked_impl(*args: NpArray) -> NpArray:
-        # Eager evaluation skips abstract eval for speed; NumPy would broadcast or promote
-        # silently, so anything unusual is re-checked by the shape/dtype rule (which raises).
+        # NumPy would broadcast or promote silently where lax does not: anything unusual is
+        # re-checked by the shape/dtype rule (which raises).
         first = args[0]
         if len(args) != arity or first.dtype not in accepted or any(
             a.dtype != first.dtype or (a.shape != first.shape and a.ndim and first.ndim) for a in args[1:]
         ):
             abstract_eval(*(ShapedArray(a.shape, a.dtype) for a in args))
-        return impl(*args)
+        out = fn(*args)
+        dt = first.dtype if fixed_dtype is None else fixed_dtype
+        return out if type(out) is np.ndarray and out.dtype == dt else np.asarray(out, dt)
+
+    def eager_unary(x: object = None, *rest: object) -> ArrayImpl | None:
+        if rest or type(x) is not ArrayImpl:
+            return None
+        h = x._np
+        if h is None:
+            h = x.host()
+        dt = h.dtype
+        if dt not in accepted:
+            return None
+        out = fn(h)
+        if fixed_dtype is not None:
+            return ArrayImpl(out if type(out) is np.ndarray else np.asarray(out), False)
+        if type(out) is not np.ndarray or out.dtype != dt:
+            out = np.asarray(out, dt)
+        return ArrayImpl(out, x._weak)
+
+    def eager_binary(x: object = None, y: object = None, *rest: object) -> ArrayImpl | None:
+        if rest or type(x) is not ArrayImpl or type(y) is not ArrayImpl:
+            return None
+        hx, hy = x._np, y._np
+        if hx is None:
+            hx = x.host()
+        if hy is None:
+            hy = y.host()
+        dt = hx.dtype
+        if dt not in accepted or hy.dtype != dt or (hx.shape != hy.shape and hx.ndim and hy.ndim):
+            return None
+        out = fn(hx, hy)
+        if fixed_dtype is not None:
+            return ArrayImpl(out if type(out) is np.ndarray else np.asarray(out), False)
+        if type(out) is not np.ndarray or out.dtype != dt:
+            out = np.asarray(out, dt)
+        return ArrayImpl(out, x._weak and y._weak)
 
     p.def_impl(checked_impl)
+    p.eager_rule = eager_unary if arity == 1 else eager_binary
     p.weak_type_rule = _all_weak if out_dtype is None else (lambda weaks, params: False)
     return p
 
@@ -118,7 +161,8 @@ def _binary(
     p = _define(name, 2, kinds, impl, out_dtype)
 
     def fn(x: ArrayLike, y: ArrayLike) -> Array:
-        x, y = match_scalars(x, y)
+        if type(x) in PYTHON_SCALARS or type(y) in PYTHON_SCALARS:
+            x, y = match_scalars(x, y)
         result: Array = p.bind(x, y)
         return result
 
@@ -129,16 +173,6 @@ def _binary(
 
 def _real_dtype(dt: DType) -> DType:
     return np.dtype(np.real(np.zeros((), dt)).dtype)
-
-
-def _same_dtype(f: Callable[..., NpArray]) -> Callable[..., NpArray]:
-    """NumPy may widen (e.g. float16 ufunc loops); cast back to the input dtype."""
-
-    def impl(x: NpArray, *rest: NpArray) -> NpArray:
-        out = np.asarray(f(x, *rest))
-        return out if out.dtype == x.dtype else out.astype(x.dtype)
-
-    return impl
 
 
 def _int_div(x: NpArray, y: NpArray) -> NpArray:
@@ -192,48 +226,48 @@ def _quiet(f: Callable[..., NpArray]) -> Callable[..., NpArray]:
     return impl
 
 
-neg_p, neg = _unary("neg", _NUM, _same_dtype(np.negative))
-sign_p, sign = _unary("sign", _NUM, _same_dtype(_sign))
-floor_p, floor = _unary("floor", "float", _same_dtype(np.floor))
-ceil_p, ceil = _unary("ceil", "float", _same_dtype(np.ceil))
+neg_p, neg = _unary("neg", _NUM, np.negative)
+sign_p, sign = _unary("sign", _NUM, _sign)
+floor_p, floor = _unary("floor", "float", np.floor)
+ceil_p, ceil = _unary("ceil", "float", np.ceil)
 is_finite_p = _define("is_finite", 1, "float", np.isfinite, dtypes.bool_)
-exp_p, exp = _unary("exp", _INEXACT, _same_dtype(_quiet(np.exp)))
-exp2_p, exp2 = _unary("exp2", _INEXACT, _same_dtype(_quiet(np.exp2)))
-log_p, log = _unary("log", _INEXACT, _same_dtype(_quiet(np.log)))
-log1p_p, log1p = _unary("log1p", _INEXACT, _same_dtype(_quiet(np.log1p)))
-expm1_p, expm1 = _unary("expm1", _INEXACT, _same_dtype(_quiet(np.expm1)))
-tanh_p, tanh = _unary("tanh", _INEXACT, _same_dtype(np.tanh))
-logistic_p, logistic = _unary("logistic", _INEXACT, _same_dtype(_logistic))
-sin_p, sin = _unary("sin", _INEXACT, _same_dtype(np.sin))
-cos_p, cos = _unary("cos", _INEXACT, _same_dtype(np.cos))
-tan_p, tan = _unary("tan", _INEXACT, _same_dtype(np.tan))
-asin_p, asin = _unary("asin", _INEXACT, _same_dtype(_quiet(np.arcsin)))
-acos_p, acos = _unary("acos", _INEXACT, _same_dtype(_quiet(np.arccos)))
-atan_p, atan = _unary("atan", _INEXACT, _same_dtype(np.arctan))
-sinh_p, sinh = _unary("sinh", _INEXACT, _same_dtype(_quiet(np.sinh)))
-cosh_p, cosh = _unary("cosh", _INEXACT, _same_dtype(_quiet(np.cosh)))
-asinh_p, asinh = _unary("asinh", _INEXACT, _same_dtype(np.arcsinh))
-acosh_p, acosh = _unary("acosh", _INEXACT, _same_dtype(_quiet(np.arccosh)))
-atanh_p, atanh = _unary("atanh", _INEXACT, _same_dtype(_quiet(np.arctanh)))
-sqrt_p, sqrt = _unary("sqrt", _INEXACT, _same_dtype(_quiet(np.sqrt)))
-rsqrt_p, rsqrt = _unary("rsqrt", _INEXACT, _same_dtype(_rsqrt))
-cbrt_p, cbrt = _unary("cbrt", "float", _same_dtype(np.cbrt))
-erf_p, erf = _unary("erf", "float", _same_dtype(_erf))
-not_p, not_ = _unary("not", _INTEGRAL, _same_dtype(np.invert))
+exp_p, exp = _unary("exp", _INEXACT, _quiet(np.exp))
+exp2_p, exp2 = _unary("exp2", _INEXACT, _quiet(np.exp2))
+log_p, log = _unary("log", _INEXACT, _quiet(np.log))
+log1p_p, log1p = _unary("log1p", _INEXACT, _quiet(np.log1p))
+expm1_p, expm1 = _unary("expm1", _INEXACT, _quiet(np.expm1))
+tanh_p, tanh = _unary("tanh", _INEXACT, np.tanh)
+logistic_p, logistic = _unary("logistic", _INEXACT, _logistic)
+sin_p, sin = _unary("sin", _INEXACT, np.sin)
+cos_p, cos = _unary("cos", _INEXACT, np.cos)
+tan_p, tan = _unary("tan", _INEXACT, np.tan)
+asin_p, asin = _unary("asin", _INEXACT, _quiet(np.arcsin))
+acos_p, acos = _unary("acos", _INEXACT, _quiet(np.arccos))
+atan_p, atan = _unary("atan", _INEXACT, np.arctan)
+sinh_p, sinh = _unary("sinh", _INEXACT, _quiet(np.sinh))
+cosh_p, cosh = _unary("cosh", _INEXACT, _quiet(np.cosh))
+asinh_p, asinh = _unary("asinh", _INEXACT, np.arcsinh)
+acosh_p, acosh = _unary("acosh", _INEXACT, _quiet(np.arccosh))
+atanh_p, atanh = _unary("atanh", _INEXACT, _quiet(np.arctanh))
+sqrt_p, sqrt = _unary("sqrt", _INEXACT, _quiet(np.sqrt))
+rsqrt_p, rsqrt = _unary("rsqrt", _INEXACT, _rsqrt)
+cbrt_p, cbrt = _unary("cbrt", "float", np.cbrt)
+erf_p, erf = _unary("erf", "float", _erf)
+not_p, not_ = _unary("not", _INTEGRAL, np.invert)
 
-add_p, add = _binary("add", _NUM, _same_dtype(np.add))
-sub_p, sub = _binary("sub", _NUM, _same_dtype(np.subtract))
-mul_p, mul = _binary("mul", _NUM, _same_dtype(np.multiply))
-div_p, div = _binary("div", _NUM, _same_dtype(_quiet(_int_div)))
-rem_p, rem = _binary("rem", _NUM, _same_dtype(_rem))
-pow_p, pow = _binary("pow", _INEXACT, _same_dtype(_quiet(np.power)))
-max_p, max = _binary("max", _ANY, _same_dtype(np.maximum))
-min_p, min = _binary("min", _ANY, _same_dtype(np.minimum))
-atan2_p, atan2 = _binary("atan2", "float", _same_dtype(np.arctan2))
-nextafter_p, nextafter = _binary("nextafter", "float", _same_dtype(np.nextafter))
-and_p, and_ = _binary("and", _INTEGRAL, _same_dtype(np.bitwise_and))
-or_p, or_ = _binary("or", _INTEGRAL, _same_dtype(np.bitwise_or))
-xor_p, xor = _binary("xor", _INTEGRAL, _same_dtype(np.bitwise_xor))
+add_p, add = _binary("add", _NUM, np.add)
+sub_p, sub = _binary("sub", _NUM, np.subtract)
+mul_p, mul = _binary("mul", _NUM, np.multiply)
+div_p, div = _binary("div", _NUM, _quiet(_int_div))
+rem_p, rem = _binary("rem", _NUM, _rem)
+pow_p, pow = _binary("pow", _INEXACT, _quiet(np.power))
+max_p, max = _binary("max", _ANY, np.maximum)
+min_p, min = _binary("min", _ANY, np.minimum)
+atan2_p, atan2 = _binary("atan2", "float", np.arctan2)
+nextafter_p, nextafter = _binary("nextafter", "float", np.nextafter)
+and_p, and_ = _binary("and", _INTEGRAL, np.bitwise_and)
+or_p, or_ = _binary("or", _INTEGRAL, np.bitwise_or)
+xor_p, xor = _binary("xor", _INTEGRAL, np.bitwise_xor)
 eq_p, eq = _binary("eq", _ANY, np.equal, dtypes.bool_)
 ne_p, ne = _binary("ne", _ANY, np.not_equal, dtypes.bool_)
 lt_p, lt = _binary("lt", _NUM + "|bool", np.less, dtypes.bool_)

@@ -28,6 +28,8 @@ Shape = tuple[int, ...]
 Axis = int | Sequence[int] | None
 
 _PY_SCALARS = (bool, int, float, complex)
+_INT_FLOAT = (int, float)
+INEXACT_DTYPES = frozenset(d for d in dtypes.SUPPORTED_DTYPES if dtypes.is_inexact(d))
 _canon = dtypes.canonicalize_dtype
 _result_type = dtypes.result_type
 _bool = dtypes.bool_
@@ -137,8 +139,9 @@ def convert(x: object, dt: DType, weak: bool = False) -> Array:
             return cast(Array, x)
         return lax.convert_element_type(cast(Array, x), dt, weak)
     if t is float:
-        if dtypes.is_inexact(dt):
-            if x != x or -_FMAX[dt] <= x <= _FMAX[dt]:  # type: ignore[operator]
+        fmax = _FMAX.get(dt)  # present for every inexact dtype
+        if fmax is not None:
+            if -fmax <= x <= fmax or x != x:  # type: ignore[operator]
                 return ArrayImpl(np.asarray(x, dt), weak)
             return ArrayImpl(_host_cast(x, dt), weak)
         return lax.convert_element_type(asarray(x), dt, weak)
@@ -246,25 +249,32 @@ def promote2(x: object, y: object, name: str = "fcore.numpy") -> tuple[Array, Ar
     (lax broadcasts rank-0 operands itself). The hot path of every binary operator: an
     operand already of the result dtype is passed through untouched.
     """
-    xa = type(x) in _ARRAY_TYPES or is_array(x)
-    if xa:
-        ax = cast(Array, x).aval
+    xarr: Array | None = None
+    yarr: Array | None = None
+    if is_array(x):
+        xarr = x
+        ax = x.aval
         ox: Operand = (ax.dtype, ax.weak_type)
         sx = ax.shape
     else:
         ox = operand(x, name, 0)
         sx = shape_of(x)
-    ya = type(y) in _ARRAY_TYPES or is_array(y)
-    if ya:
-        ay = cast(Array, y).aval
+    if is_array(y):
+        yarr = y
+        ay = y.aval
         oy: Operand = (ay.dtype, ay.weak_type)
         sy = ay.shape
     else:
         oy = operand(y, name, 1)
         sy = shape_of(y)
-    dt, weak = _result_type(ox, oy)
-    cx = cast(Array, x) if (xa and ox[0] == dt) else convert(x, dt, weak)
-    cy = cast(Array, y) if (ya and oy[0] == dt) else convert(y, dt, weak)
+    if xarr is not None and yarr is None and type(y) in _INT_FLOAT and ox[0] in INEXACT_DTYPES:
+        dt, weak = ox  # an inexact array absorbs a weak int/float scalar
+    elif yarr is not None and xarr is None and type(x) in _INT_FLOAT and oy[0] in INEXACT_DTYPES:
+        dt, weak = oy
+    else:
+        dt, weak = _result_type(ox, oy)
+    cx = xarr if (xarr is not None and ox[0] == dt) else convert(x, dt, weak)
+    cy = yarr if (yarr is not None and oy[0] == dt) else convert(y, dt, weak)
     if sx == sy or not sx or not sy:
         return cx, cy, dt
     shape = broadcast_shapes(sx, sy)

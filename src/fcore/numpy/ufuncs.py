@@ -20,6 +20,8 @@ from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
 from fcore.lax import ArrayLike
 from fcore.numpy._promotion import (
+    INEXACT_DTYPES,
+    is_array,
     asarray,
     broadcast_shapes,
     broadcast_to,
@@ -94,6 +96,8 @@ def _promote2_numeric(x: ArrayLike, y: ArrayLike, name: str) -> tuple[Array, Arr
 
 def _unary_inexact(fn: UnaryLax, name: str, doc: str) -> UnaryLax:
     def f(x: ArrayLike, /) -> Array:
+        if is_array(x) and x.dtype in INEXACT_DTYPES:
+            return fn(x)
         return fn(_promote_inexact1(x, name))
 
     f.__name__ = f.__qualname__ = name
