@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -142,15 +142,21 @@ def _check_eager(prim: Primitive, args: Sequence[Any], params: dict[str, ParamVa
     _check_impl(prim, [v for v, _ in pairs], [w for _, w in pairs], params, [v for v, _ in outs], [w for _, w in outs])
 
 
+_TRACER_TYPES: set[type] = set()
+"""Tracer classes seen by ``get_aval`` (a set lookup instead of an ABC ``isinstance``)."""
+
 EVAL_TRACE = EvalTrace("eager evaluation")
 
 
 def get_aval(x: object) -> ShapedArray:
     """The aval of any value a trace may see: tracer, array, NumPy value, Python scalar."""
+    if type(x) is ArrayImpl or type(x) is Literal:
+        return x.aval
+    if type(x) in _TRACER_TYPES:
+        return cast(Tracer, x).aval
     if isinstance(x, Tracer):
+        _TRACER_TYPES.add(type(x))
         return x.aval
     if isinstance(x, ArrayImpl):
-        return x.aval
-    if type(x) is Literal:
         return x.aval
     return aval_of_concrete(x)

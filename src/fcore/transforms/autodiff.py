@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from fcore.interpreters.eval import get_aval
+from fcore.interpreters.eval import EvalTrace, get_aval
 from fcore.interpreters.eval_jaxpr import eval_jaxpr
 from fcore.interpreters.stack import current_trace, set_current_trace, trace_scope
 from fcore.ir.core import ClosedJaxpr, Jaxpr
@@ -21,7 +21,7 @@ from fcore.transforms.ad_util import Zero, has_tangent
 from fcore.transforms.jvp import JVPTrace, JVPTracer, jvp_jaxpr
 from fcore.transforms.partial_eval import PartialEvalTrace, partial_eval_jaxpr
 from fcore.transforms.simplify import simplify_algebra
-from fcore.transforms.transpose import transpose_jaxpr, transpose_open
+from fcore.transforms.transpose import backward_pass, transpose_jaxpr, transpose_open
 
 
 @attrs.frozen(slots=True)
@@ -66,8 +66,12 @@ class VJP:
     _transposed: list[ClosedJaxpr] = attrs.field(factory=list)
 
     def __call__(self, cts: Sequence[Any]) -> list[Any]:
+        lin = self.linearized.linear
+        if type(current_trace()) is EvalTrace:
+            # Eager: evaluate the transpose rules directly, as JAX's backward_pass does;
+            # building, simplifying and then interpreting a jaxpr would cost three more walks.
+            return backward_pass(lin, [True] * len(lin.invars), self.linearized.residuals, [], cts)
         if not self._transposed:
-            lin = self.linearized.linear
             jaxpr, extra = transpose_open(lin, [True] * len(lin.invars))
             # Transposition leaves x*1 and neg-pairs behind; removing them is cheap and
             # keeps staged gradients small.

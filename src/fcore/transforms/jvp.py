@@ -55,8 +55,10 @@ def sum_tangent_terms(out: Any, terms: Sequence[Any]) -> Any:
     """Add per-operand tangent contributions; a rank-0 operand's term is broadcast to the
     output's shape (elementwise shape rules let rank-0 operands broadcast)."""
     out_aval = get_aval(out)
-    acc: Any = Zero(out_aval)
-    for term in terms:
+    if not terms:
+        return Zero(out_aval)
+    acc = terms[0]
+    for term in terms[1:]:
         acc = add_tangents(acc, term)
     if type(acc) is not Zero and get_aval(acc).shape != out_aval.shape:
         acc = ad_util.vspace().broadcast_in_dim(acc, out_aval.shape, ())

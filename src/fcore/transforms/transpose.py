@@ -24,6 +24,71 @@ def call_transpose_rule(prim: Primitive, cts: list[Any], invals: list[Any], para
         cts_in = rule(ad_util.instantiate(cts[0]), *invals, **params)
     return list(cts_in)
 
+def backward_pass(
+    jaxpr: Jaxpr, linear: Sequence[bool], consts: Sequence[Any], nonlinear: Sequence[Any], cts: Sequence[Any]
+) -> list[Any]:
+    """Cotangents of ``jaxpr``'s linear inputs, computed by the current trace.
+
+    ``consts`` are the constvars' values and ``nonlinear`` the non-linear inputs' values;
+    ``cts`` holds one cotangent per output (``Zero`` allowed). The non-linear equations run
+    forward and the transpose rules of the linear ones run backward, each by ``bind``: under
+    the eager trace this *evaluates* the transpose (JAX's ``backward_pass``), under a staging
+    trace it builds the transposed jaxpr.
+    """
+    env: dict[int, Any] = {}
+    lin_ids: set[int] = set()
+    for v, val in zip(jaxpr.constvars, consts):
+        env[id(v)] = val
+    vals = iter(nonlinear)
+    for v, lin in zip(jaxpr.invars, linear):
+        if lin:
+            lin_ids.add(id(v))
+        else:
+            env[id(v)] = next(vals)
+
+    def read(a: Atom) -> Any:
+        return literal_value(a) if type(a) is Literal else env[id(a)]
+
+    linear_eqns: list[JaxprEqn] = []
+    for eqn in jaxpr.eqns:  # forward: evaluate the non-linear equations
+        for a in eqn.invars:
+            if id(a) in lin_ids:  # literals are never in lin_ids
+                break
+        else:
+            outs = eqn.primitive.bind(*[read(a) for a in eqn.invars], **eqn.params.as_dict())
+            for v, o in zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]):
+                env[id(v)] = o
+            continue
+        linear_eqns.append(eqn)
+        for v in eqn.outvars:
+            lin_ids.add(id(v))
+
+    ct_env: dict[int, Any] = {}
+
+    def add_ct(a: Atom, ct: Any) -> None:
+        if id(a) in lin_ids and ct is not None and type(ct) is not Zero:
+            prev = ct_env.get(id(a))
+            ct_env[id(a)] = ct if prev is None else add_tangents(prev, ct)
+
+    for a, ct in zip(jaxpr.outvars, cts):
+        add_ct(a, ct)
+    for eqn in reversed(linear_eqns):  # backward: transpose the linear equations
+        eqn_cts = [ct_env.pop(id(v), None) for v in eqn.outvars]
+        if all(c is None for c in eqn_cts):
+            continue
+        cts_out = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, eqn_cts)]
+        invals = [UndefinedPrimal(a.aval) if id(a) in lin_ids else read(a) for a in eqn.invars]
+        cts_in = call_transpose_rule(eqn.primitive, cts_out, invals, eqn.params.as_dict())
+        for a, ct in zip(eqn.invars, cts_in):
+            add_ct(a, ct)
+    outs_ct: list[Any] = []
+    for v, lin in zip(jaxpr.invars, linear):
+        if lin:
+            ct_v = ct_env.get(id(v))
+            outs_ct.append(ad_util.instantiate(Zero(v.aval.strip_weak_type())) if ct_v is None else ct_v)
+    return outs_ct
+
+
 def transpose_open(jaxpr: Jaxpr, linear: Sequence[bool]) -> tuple[Jaxpr, list[Any]]:
     """Transpose ``jaxpr`` (constvars are non-linear and stay constvars).
 
@@ -33,56 +98,11 @@ def transpose_open(jaxpr: Jaxpr, linear: Sequence[bool]) -> tuple[Jaxpr, list[An
     """
     linear = bools(linear, len(jaxpr.invars), "linear")
     builder = StagingTrace("transpose_jaxpr")
-    env: dict[int, Any] = {}
-    lin_ids: set[int] = set()
     with set_current_trace(builder):
-        for v in jaxpr.constvars:
-            env[id(v)] = builder.new_const_arg(v.aval)
-        for v, lin in zip(jaxpr.invars, linear):
-            if lin:
-                lin_ids.add(id(v))
-            else:
-                env[id(v)] = builder.new_arg(v.aval)
+        consts = [builder.new_const_arg(v.aval) for v in jaxpr.constvars]
+        nonlinear = [builder.new_arg(v.aval) for v, lin in zip(jaxpr.invars, linear) if not lin]
         ct_args = [builder.new_arg(a.aval.strip_weak_type()) for a in jaxpr.outvars]
-
-        def read(a: Atom) -> Any:
-            return literal_value(a) if type(a) is Literal else env[id(a)]
-
-        linear_eqns: list[JaxprEqn] = []
-        for eqn in jaxpr.eqns:  # forward: evaluate the non-linear equations
-            if any(type(a) is Var and id(a) in lin_ids for a in eqn.invars):
-                linear_eqns.append(eqn)
-                lin_ids.update(id(v) for v in eqn.outvars)
-                continue
-            out_atoms = builder.emit(eqn.primitive, [builder.to_atom(read(a)) for a in eqn.invars], eqn.params)
-            for v, o in zip(eqn.outvars, out_atoms):
-                env[id(v)] = builder.tracer(o)
-
-        cts: dict[int, Any] = {}
-
-        def add_ct(a: Atom, ct: Any) -> None:
-            if type(a) is Var and id(a) in lin_ids and ct is not None and type(ct) is not Zero:
-                prev = cts.get(id(a))
-                cts[id(a)] = ct if prev is None else add_tangents(prev, ct)
-
-        for a, ct in zip(jaxpr.outvars, ct_args):
-            add_ct(a, ct)
-        for eqn in reversed(linear_eqns):  # backward: transpose the linear equations
-            eqn_cts = [cts.pop(id(v), None) for v in eqn.outvars]
-            if all(c is None for c in eqn_cts):
-                continue
-            cts_out = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, eqn_cts)]
-            invals = [
-                UndefinedPrimal(a.aval) if type(a) is Var and id(a) in lin_ids else read(a) for a in eqn.invars
-            ]
-            cts_in = call_transpose_rule(eqn.primitive, cts_out, invals, eqn.params.as_dict())
-            for a, ct in zip(eqn.invars, cts_in):
-                add_ct(a, ct)
-        outs: list[Any] = []
-        for v, lin in zip(jaxpr.invars, linear):
-            if lin:
-                ct_v = cts.get(id(v))
-                outs.append(ad_util.instantiate(Zero(v.aval.strip_weak_type())) if ct_v is None else ct_v)
+        outs = backward_pass(jaxpr, linear, consts, nonlinear, ct_args)
         result, const_vals = builder.to_jaxpr(outs)
     builder.alive = False
     return result, const_vals[len(jaxpr.constvars) :]
