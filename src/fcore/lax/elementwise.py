@@ -57,8 +57,21 @@ def _nary_abstract_eval(name: str, arity: int, kinds: str, out_dtype: DType | No
         if len(avals) != arity:
             raise TypeError(f"{name} takes {arity} operand(s), got {len(avals)}")
         first = avals[0]
-        if arity == 1 and out_dtype is None and first.dtype in accepted:
+        dt = first.dtype
+        if arity == 1 and out_dtype is None and dt in accepted:
             return first  # fast path: unary, same type out
+        if arity == 2 and avals[1].dtype == dt and dt in accepted:  # fast path: valid binary
+            second = avals[1]
+            fs, ss = first.shape, second.shape
+            if fs == ss or not fs or not ss:
+                if out_dtype is not None:
+                    return shaped_array(fs or ss, out_dtype, False)
+                weak = first.weak_type and second.weak_type
+                if fs == (fs or ss) and first.weak_type == weak:
+                    return first
+                if ss == (fs or ss) and second.weak_type == weak:
+                    return second
+                return shaped_array(fs or ss, dt, weak)
         dt = same_dtypes(name, avals)
         if dt not in accepted:
             _check_dtype(name, dt, kinds)

@@ -40,14 +40,21 @@ _ARRAY_TYPES: set[type] = set()
 cheaper than ``isinstance(x, Array)`` (an ABC check) on the hot path."""
 
 
+_OTHER_TYPES: set[type] = set()
+"""Concrete classes known not to be ``Array`` subclasses (Python scalars, NumPy arrays, ...)."""
+
+
 def is_array(x: object) -> TypeGuard[Array]:
     """``isinstance(x, Array)``, memoized per concrete class."""
     t = type(x)
     if t in _ARRAY_TYPES:
         return True
+    if t in _OTHER_TYPES:
+        return False
     if isinstance(x, Array):
         _ARRAY_TYPES.add(t)
         return True
+    _OTHER_TYPES.add(t)
     return False
 
 
@@ -252,8 +259,12 @@ def promote2(x: object, y: object, name: str = "fcore.numpy") -> tuple[Array, Ar
     xarr: Array | None = None
     yarr: Array | None = None
     if is_array(x):
-        xarr = x
         ax = x.aval
+        ty = type(y)
+        if (ty is float or ty is int) and ax.dtype in INEXACT_DTYPES:
+            # The common ``x * 0.9``: an inexact array absorbs a weak Python scalar.
+            return x, convert(y, ax.dtype, ax.weak_type), ax.dtype
+        xarr = x
         ox: Operand = (ax.dtype, ax.weak_type)
         sx = ax.shape
     else:
@@ -267,10 +278,8 @@ def promote2(x: object, y: object, name: str = "fcore.numpy") -> tuple[Array, Ar
     else:
         oy = operand(y, name, 1)
         sy = shape_of(y)
-    if xarr is not None and yarr is None and type(y) in _INT_FLOAT and ox[0] in INEXACT_DTYPES:
-        dt, weak = ox  # an inexact array absorbs a weak int/float scalar
-    elif yarr is not None and xarr is None and type(x) in _INT_FLOAT and oy[0] in INEXACT_DTYPES:
-        dt, weak = oy
+    if yarr is not None and xarr is None and type(x) in _INT_FLOAT and oy[0] in INEXACT_DTYPES:
+        dt, weak = oy  # ``0.9 * x``
     else:
         dt, weak = _result_type(ox, oy)
     cx = xarr if (xarr is not None and ox[0] == dt) else convert(x, dt, weak)
