@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -34,6 +35,15 @@ def _first_call(fn: Callable[[], object]) -> float:
     return time.perf_counter() - t0
 
 
+def _first_calls(name: str, fcore_fn: Callable[[], object], jax_fn: Callable[[], object], repeats: int = 5) -> Result:
+    """Median milliseconds of ``repeats`` first calls each, fcore and jax interleaved."""
+    f_t, j_t = [], []
+    for _ in range(repeats):
+        f_t.append(_first_call(fcore_fn))
+        j_t.append(_first_call(jax_fn))
+    return Result(name, "ms", statistics.median(f_t) * 1e3, statistics.median(j_t) * 1e3, "<= 0.9")
+
+
 def run() -> list[Result]:
     import jax
     import jax.numpy as jnp
@@ -58,9 +68,7 @@ def run() -> list[Result]:
     def jax_chain_first() -> object:
         return jax.jit(chain(jnp, 1000))(x8).block_until_ready()
 
-    f_t = [_first_call(fcore_chain_first) for _ in range(3)]
-    j_t = [_first_call(jax_chain_first) for _ in range(3)]
-    results.append(Result("first call jit(chain 1000)", "ms", sorted(f_t)[1] * 1e3, sorted(j_t)[1] * 1e3, "<= 0.9"))
+    results.append(_first_calls("first call jit(chain 1000)", fcore_chain_first, jax_chain_first))
 
     params = _init_mlp([784, 512, 512, 10])
     rng = np.random.default_rng(1)
@@ -83,10 +91,7 @@ def run() -> list[Result]:
     def jax_mlp_first() -> object:
         return _jax_wait(jax.jit(jax.value_and_grad(mlp_loss(jnp)))(params, xb, yb))
 
-    f_t = [_first_call(fcore_mlp_first) for _ in range(3)]
-    j_t = [_first_call(jax_mlp_first) for _ in range(3)]
-    results.append(Result("first call jit(value_and_grad(mlp loss))", "ms", sorted(f_t)[1] * 1e3,
-                          sorted(j_t)[1] * 1e3, "<= 0.9"))
+    results.append(_first_calls("first call jit(value_and_grad(mlp loss))", fcore_mlp_first, jax_mlp_first))
     f_step, j_step = fcore.jit(f_step_fn), jax.jit(j_step_fn)
     fp = fcore.device_put(params)
     jp = jax.device_put(params)
@@ -98,8 +103,10 @@ def run() -> list[Result]:
     m = np.random.default_rng(2).normal(size=(1024, 1024)).astype(np.float32)
     fm, jm = fcore.device_put(m), jax.device_put(m)
     fmm, jmm = fcore.jit(lambda a, b: a @ b), jax.jit(lambda a, b: a @ b)
+    # Both sides run the same optimized HLO (one XNNPACK dot fusion), so the ratio is noise
+    # around 1.0; 21 interleaved repetitions of 5 calls keep the median's spread small.
     r = compare("matmul 1024^2 f32", lambda: fmm(fm, fm).block_until_ready(), lambda: jmm(jm, jm).block_until_ready(),
-                number=10, scale=1.0, unit="s")
+                number=5, repeats=21, scale=1.0, unit="s")
     flops = 2 * 1024**3
     results.append(Result("matmul 1024^2 f32 GFLOP/s", "GFLOP/s", flops / r.fcore / 1e9, flops / r.jax / 1e9,
                           ">= 0.95"))

@@ -7,6 +7,7 @@ expose the ahead-of-time stages as in JAX.
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -23,17 +24,22 @@ from fcore.interpreters.stack import current_trace
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr
-from fcore.lax.call import bind_jit, clear_executable_cache, compile_jaxpr, execute, hoist_consts, to_device
+from fcore.lax.call import Launch, bind_jit, clear_executable_cache, compile_jaxpr, hoist_consts, launch_for, to_device
+
+DeviceBuffer = runtime.DeviceBuffer
 
 
-@attrs.frozen(slots=True)
+@attrs.define(slots=True, eq=False)
 class _Entry:
-    """A traced specialization: the jaxpr (consts hoisted), its consts and output tree."""
+    """A traced specialization: the jaxpr (consts hoisted), its consts and output tree, and
+    once it has run outside transformations, its ``Launch`` (dropped by ``clear_caches``)."""
 
     closed: ClosedJaxpr
     hoisted: ClosedJaxpr
     consts: tuple[Any, ...]
     out_tree: tree_util.PyTreeDef
+    leaf_out: bool  # out_tree is a single leaf: the result is the one output itself
+    launch: Launch | None = None
 
 
 @attrs.frozen(slots=True)
@@ -96,6 +102,7 @@ class Jitted:
         self.name = fun_name(fun)
         self.static_argnums = static_argnums
         self.donate_argnums = donate_argnums  # accepted; buffers are not reused yet
+        self._positional = not static_argnums
         self._cache: dict[Hashable, _Entry] = {}
         self._fast: dict[Hashable, _Entry] = {}
 
@@ -133,12 +140,44 @@ class Jitted:
 
         closed = trace_to_jaxpr(flat_fun, avals, f"jit({self.name})")
         hoisted, consts = hoist_consts(closed)
-        return _Entry(closed, hoisted, tuple(consts), out_trees[0])
+        out_tree = out_trees[0]
+        return _Entry(closed, hoisted, tuple(consts), out_tree, tree_util.treedef_is_leaf(out_tree))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs and self._positional:
+            # Fast path, the common cached call: positional fcore arrays that already live on
+            # the device, keyed by their avals alone, outside any transformation. Everything
+            # else (and a first call) goes through ``_call``, which fills ``_fast``.
+            for a in args:
+                if type(a) is not ArrayImpl:
+                    break
+            else:
+                # ``_aval`` is None until an array's aval is first asked for: such a key misses
+                # and ``_call`` computes the avals (so the next call hits).
+                entry = self._fast.get((tuple([a._aval for a in args]), x64_enabled()))
+                if entry is not None:
+                    launch = entry.launch
+                    if launch is not None and current_trace() is EVAL_TRACE:
+                        try:  # the jaxlib arrays (``DeviceBuffer.raw_array()``, inlined)
+                            raw: list[runtime.RawArray] = [a._device._array for a in args]
+                        except AttributeError:  # an argument without its device copy yet
+                            pass
+                        else:
+                            if launch.consts:
+                                raw[:0] = launch.consts
+                            outs = launch.run(raw).consume_with_handlers(launch.handlers)
+                            one = launch.single
+                            if one is not None and entry.leaf_out:
+                                return ArrayImpl(None, one[0], DeviceBuffer(outs[0], one[1]), one[2])
+                            return tree_util.tree_unflatten(
+                                entry.out_tree,
+                                [ArrayImpl(None, w, DeviceBuffer(o, r), av) for o, (w, r, av) in zip(outs, launch.outs)],
+                            )
+        return self._call(args, kwargs)
+
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         entry = None
-        if not kwargs and not self.static_argnums:
-            # Fast path (the common cached call): positional fcore arrays, keyed by avals alone.
+        if not kwargs and self._positional:
             for a in args:
                 if type(a) is not ArrayImpl:
                     break
@@ -151,13 +190,20 @@ class Jitted:
                 flat: Sequence[Any] = args
         if entry is None:
             entry, flat = self._specialize(args, kwargs)
-        operands = [*entry.consts, *flat]
         if current_trace() is EVAL_TRACE:
-            exe = compile_jaxpr(entry.hoisted, self.name)
-            outs: list[Any] = execute(exe, entry.hoisted.out_avals, operands)
+            launch = entry.launch
+            if launch is None:
+                launch = launch_for(entry.hoisted, self.name, entry.consts)
+                entry.launch = launch
+                _with_launches.add(self)
+            outs: list[Any] = launch(flat)
         else:
-            outs = bind_jit(entry.hoisted, operands, self.name)
+            outs = bind_jit(entry.hoisted, [*entry.consts, *flat], self.name)
         return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def _drop_launches(self) -> None:
+        for entry in self._cache.values():
+            entry.launch = None
 
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
         entry, _ = self._specialize(args, kwargs)
@@ -168,6 +214,10 @@ class Jitted:
 
     def __repr__(self) -> str:
         return f"<jit({self.name})>"
+
+
+#: Jitted functions holding ``Launch``es (compiled executables) that ``clear_caches`` must drop.
+_with_launches: weakref.WeakSet[Jitted] = weakref.WeakSet()
 
 
 def jit(
@@ -183,8 +233,7 @@ def device_put(x: Any) -> Any:
     """Put every array leaf of ``x`` on the default device."""
     def put(leaf: Any) -> ArrayImpl:
         aval = abstractify(leaf)
-        arr = ArrayImpl(None, aval.weak_type, to_device(leaf))
-        return arr
+        return ArrayImpl(None, aval.weak_type, to_device(leaf), aval)
 
     return tree_util.tree_map(put, x)
 
@@ -200,6 +249,9 @@ def block_until_ready(x: Any) -> Any:
 def clear_caches() -> None:
     """Forget compiled executables (as ``jax.clear_caches``); traced specializations live on
     their ``Jitted`` objects and go away with them."""
+    for jitted in list(_with_launches):
+        jitted._drop_launches()
+    _with_launches.clear()
     clear_executable_cache()
 
 

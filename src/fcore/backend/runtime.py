@@ -17,8 +17,8 @@ import re
 import sys
 import threading
 import warnings
-from collections.abc import Sequence
-from typing import Any, ClassVar, Final
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Final, TypeAlias
 
 import jaxlib
 import numpy as np
@@ -34,6 +34,10 @@ __all__ = [
     "Device",
     "DeviceBuffer",
     "Executable",
+    "LaunchFn",
+    "OutAval",
+    "RawArray",
+    "ResultHandler",
     "XlaCompileError",
     "XlaRuntimeError",
     "compile",
@@ -51,6 +55,12 @@ SUPPORTED_JAXLIB: Final = ((0, 10, 2), (0, 11, 0))  # [low, high)
 
 Shape = tuple[int, ...]
 AvalSpec = tuple[Sequence[int], npt.DTypeLike]
+
+#: jaxlib's array type, for callers that drive :meth:`Executable.launch_parts` directly.
+RawArray: TypeAlias = xc.ArrayImpl
+#: ``launch(raw_args).consume_with_handlers(handlers)``: the two jaxlib calls of an execution.
+LaunchFn: TypeAlias = Callable[[Sequence[RawArray]], _jax.ExecuteResults]
+ResultHandler: TypeAlias = _jax.ResultHandler
 
 
 class XlaCompileError(FcoreError, RuntimeError):
@@ -86,6 +96,10 @@ class _Aval:
         self.shape = shape
         self.dtype = dtype
         self.device = device
+
+
+#: The runtime aval of an executable's output (what ``DeviceBuffer(array, aval)`` takes).
+OutAval: TypeAlias = _Aval
 
 
 def _make_aval(spec: AvalSpec, device: Device) -> _Aval:
@@ -308,6 +322,10 @@ class DeviceBuffer:
         self._array.block_until_ready()
         return self
 
+    def raw_array(self) -> RawArray:
+        """The jaxlib array (for :meth:`Executable.launch_parts`)."""
+        return self._array
+
     def is_deleted(self) -> bool:
         return self._array.is_deleted()
 
@@ -493,6 +511,13 @@ class Executable:
         """
         outs = self._run([a._array for a in args]).consume_with_handlers(self._handlers)
         return list(map(DeviceBuffer, outs, self._out_avals))
+
+    def launch_parts(self) -> tuple[LaunchFn, list[ResultHandler], tuple[OutAval, ...]]:
+        """What :meth:`execute` does, in parts, for callers that keep their own arrays:
+        ``[DeviceBuffer(a, r) for a, r in zip(launch(raw).consume_with_handlers(handlers), avals)]``
+        with ``raw`` the arguments' :meth:`DeviceBuffer.raw_array`.
+        """
+        return self._run, self._handlers, self._out_avals
 
     @property
     def device(self) -> Device:

@@ -286,8 +286,9 @@ class ArrayImpl(Array):
         return host.copy() if copy else host
 
     def block_until_ready(self) -> ArrayImpl:
-        if self._device is not None:
-            self._device.block_until_ready()
+        dev = self._device
+        if dev is not None:
+            dev.block_until_ready()
         return self
 
     def __bool__(self) -> bool:

@@ -67,6 +67,7 @@ _compile_lock = threading.Lock()
 def clear_executable_cache() -> None:
     with _compile_lock:
         _compiled.clear()
+        _launches.clear()
 
 
 class CompileError(FcoreError, RuntimeError):
@@ -114,14 +115,53 @@ def to_device(x: Any) -> runtime.DeviceBuffer:
     return runtime.device_put(arr)
 
 
-def execute(exe: runtime.Executable, out_avals: Sequence[ShapedArray], args: Sequence[Any]) -> list[ArrayImpl]:
-    bufs = exe.execute([to_device(a) for a in args])
-    return [ArrayImpl(None, a.weak_type, b, a) for a, b in zip(out_avals, bufs)]
+class Launch:
+    """A compiled program ready to run on concrete operands, with everything a call needs
+    looked up once: the executable's launch function and result handlers, the device
+    arrays of the hoisted consts, and per output its (weak type, runtime aval, aval).
+    """
+
+    __slots__ = ("executable", "run", "handlers", "consts", "outs", "single")
+
+    def __init__(self, exe: runtime.Executable, out_avals: Sequence[ShapedArray], consts: Sequence[Any]) -> None:
+        self.executable = exe
+        self.run, self.handlers, rt_avals = exe.launch_parts()
+        # Consts never change: put them once (an ArrayImpl const also keeps its device copy).
+        self.consts: tuple[runtime.RawArray, ...] = tuple(to_device(c).raw_array() for c in consts)
+        self.outs: tuple[tuple[bool, runtime.OutAval, ShapedArray], ...] = tuple(
+            (a.weak_type, r, a) for a, r in zip(out_avals, rt_avals, strict=True)
+        )
+        self.single: tuple[bool, runtime.OutAval, ShapedArray] | None = self.outs[0] if len(self.outs) == 1 else None
+
+    def __call__(self, args: Sequence[Any]) -> list[ArrayImpl]:
+        """Run on ``args`` (after the consts): ``ArrayImpl``s or anything ``to_device`` takes."""
+        raw = [*self.consts]
+        for a in args:
+            raw.append(to_device(a).raw_array())
+        outs = self.run(raw).consume_with_handlers(self.handlers)
+        return [ArrayImpl(None, w, runtime.DeviceBuffer(o, r), av) for o, (w, r, av) in zip(outs, self.outs)]
+
+
+#: Const-free launches by jaxpr structure, as ``_compiled`` (what the ``jit_p`` impl runs).
+_launches: dict[Jaxpr, Launch] = {}
+
+
+def launch_for(closed: ClosedJaxpr, name: str, consts: Sequence[Any] = ()) -> Launch:
+    """A ``Launch`` of ``closed`` (compiled once per structure, see ``compile_jaxpr``), with
+    ``consts`` as its leading operands; const-free ones are cached."""
+    if consts:
+        return Launch(compile_jaxpr(closed, name), closed.out_avals, consts)
+    launch = _launches.get(closed.jaxpr)
+    if launch is None:
+        launch = Launch(compile_jaxpr(closed, name), closed.out_avals, ())
+        with _compile_lock:
+            launch = _launches.setdefault(closed.jaxpr, launch)
+    return launch
 
 
 @jit_p.def_impl
 def _jit_impl(*args: Any, jaxpr: ClosedJaxpr, name: str) -> list[ArrayImpl]:
-    return execute(compile_jaxpr(jaxpr, name), jaxpr.out_avals, args)
+    return launch_for(jaxpr, name)(args)
 
 
 # -- transformation rules ------------------------------------------------------------------

@@ -1,0 +1,208 @@
+"""``fcore.jit`` dispatch: the cached fast path must behave exactly like a fresh call.
+
+Retracing happens only for new avals (shape, dtype, weak type), new static arguments or
+a new x64 mode; outputs keep their weak types and tree structure; consts, host-only
+arrays, transformations, ``clear_caches`` and runtime errors all keep working.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import fcore
+import fcore.numpy as fnp
+from fcore.api.jit import Jitted
+from fcore.backend import DeviceBuffer, XlaRuntimeError, runtime
+from fcore.interpreters.array import ArrayImpl
+from fcore.lax import call as call_mod
+
+
+def _counting(fun: Any) -> tuple[Any, list[int]]:
+    traces = [0]
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        traces[0] += 1
+        return fun(*args, **kwargs)
+
+    return wrapped, traces
+
+
+X = np.arange(8, dtype=np.float32)
+
+
+def test_cached_call_does_not_retrace_and_is_correct() -> None:
+    fun, traces = _counting(lambda x, y: x * y + 1)
+    f = fcore.jit(fun)
+    a, b = fcore.device_put(X), fcore.device_put(X * 2)
+    for _ in range(3):
+        out = f(a, b)
+        assert type(out) is ArrayImpl
+        np.testing.assert_array_equal(np.asarray(out.block_until_ready()), X * X * 2 + 1)
+        assert out.dtype == np.float32 and out.shape == (8,) and not out.weak_type
+    assert traces[0] == 1
+
+
+def test_retrace_on_new_shape_dtype_and_weak_type() -> None:
+    fun, traces = _counting(lambda x: x * 2)
+    f = fcore.jit(fun)
+    f(fcore.device_put(X))
+    f(fcore.device_put(X + 1))
+    assert traces[0] == 1
+    f(fcore.device_put(X[:4]))
+    assert traces[0] == 2
+    f(fcore.device_put(X.astype(np.int32)))
+    assert traces[0] == 3
+    weak = f(fcore.device_put(1.5))  # a Python float: weakly typed f32[]
+    assert traces[0] == 4
+    assert weak.weak_type and weak.dtype == np.float32
+    strong = f(fcore.device_put(np.float32(1.5)))
+    assert traces[0] == 5
+    assert not strong.weak_type
+    f(fcore.device_put(1.5))
+    assert traces[0] == 5
+
+
+def test_weak_type_outputs_and_mixed_arguments() -> None:
+    f = fcore.jit(lambda x, s: (x + s, s * 2, 3.0))
+    a = fcore.device_put(X)
+    for _ in range(2):
+        y, s2, c = f(a, fcore.device_put(2.0))
+        np.testing.assert_array_equal(np.asarray(y), X + 2)
+        assert not y.weak_type
+        assert s2.weak_type and float(s2) == 4.0
+        assert c.weak_type and float(c) == 3.0
+    # numpy and Python scalars take the general path with the same results
+    y, s2, _ = f(X, 2.0)
+    np.testing.assert_array_equal(np.asarray(y), X + 2)
+    assert s2.weak_type
+
+
+def test_x64_mode_is_part_of_the_key() -> None:
+    fun, traces = _counting(lambda x: x + 1.0)
+    f = fcore.jit(fun)
+    a = fcore.device_put(np.arange(3, dtype=np.int32))
+    assert f(a).dtype == np.float32
+    with fcore.enable_x64():
+        assert f(a).dtype == np.float64
+    assert f(a).dtype == np.float32
+    assert traces[0] == 2
+
+
+def test_output_trees() -> None:
+    a = fcore.device_put(X)
+    single_tuple = fcore.jit(lambda x: (x + 1,))
+    out = single_tuple(a)
+    assert isinstance(out, tuple) and len(out) == 1
+    np.testing.assert_array_equal(np.asarray(single_tuple(a)[0]), X + 1)
+    as_dict = fcore.jit(lambda x: {"s": x.sum(), "d": [x * 2, None]})
+    for _ in range(2):
+        d = as_dict(a)
+        assert set(d) == {"s", "d"} and d["d"][1] is None
+        np.testing.assert_allclose(float(d["s"]), X.sum())
+        np.testing.assert_array_equal(np.asarray(d["d"][0]), X * 2)
+    nothing = fcore.jit(lambda x: None)
+    assert nothing(a) is None and nothing(a) is None
+
+
+def test_consts_are_put_once_and_used() -> None:
+    host_const = np.linspace(0, 1, 8, dtype=np.float32)
+    dev_const = fcore.device_put(np.full(8, 3.0, np.float32))
+    f = fcore.jit(lambda x: x * host_const + dev_const)
+    a = fcore.device_put(X)
+    for _ in range(3):
+        np.testing.assert_allclose(np.asarray(f(a)), X * host_const + 3.0, rtol=1e-6)
+
+
+def test_host_only_arrays_get_a_device_copy() -> None:
+    f = fcore.jit(lambda x: x - 1)
+    host = fnp.asarray(X) * 1.0  # eager: host data, no device copy yet
+    assert isinstance(host, ArrayImpl)
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(f(host)), X - 1)
+
+
+def test_static_argnums_and_kwargs() -> None:
+    fun, traces = _counting(lambda x, n, scale=1.0: x * n * scale)
+    f = fcore.jit(fun, static_argnums=1)
+    a = fcore.device_put(X)
+    np.testing.assert_array_equal(np.asarray(f(a, 2)), X * 2)
+    np.testing.assert_array_equal(np.asarray(f(a, 2)), X * 2)
+    assert traces[0] == 1
+    np.testing.assert_array_equal(np.asarray(f(a, 3)), X * 3)
+    assert traces[0] == 2
+    np.testing.assert_array_equal(np.asarray(f(a, 3, scale=fcore.device_put(np.float32(2)))), X * 6)
+    g = fcore.jit(lambda x, y: x - y)
+    np.testing.assert_array_equal(np.asarray(g(a, y=a)), X * 0)
+    np.testing.assert_array_equal(np.asarray(g(x=a, y=a)), X * 0)
+
+
+def test_cached_function_under_transformations() -> None:
+    f = fcore.jit(lambda x: fnp.sin(x) * x)
+    a = fcore.device_put(X)
+    f(a)  # the cached fast path is populated first
+    grad = fcore.grad(lambda x: f(x).sum())(a)
+    np.testing.assert_allclose(np.asarray(grad), np.cos(X) * X + np.sin(X), rtol=1e-5, atol=1e-6)
+    batched = fcore.vmap(f)(fcore.device_put(X.reshape(2, 4)))
+    np.testing.assert_allclose(np.asarray(batched), (np.sin(X) * X).reshape(2, 4), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(f(a)), np.sin(X) * X, rtol=1e-6)
+
+
+def test_clear_caches_forgets_executables() -> None:
+    f = fcore.jit(lambda x: x + 2)
+    a = fcore.device_put(X)
+    f(a)
+    fcore.clear_caches()
+    assert not call_mod._compiled
+    np.testing.assert_array_equal(np.asarray(f(a)), X + 2)
+    assert len(call_mod._compiled) >= 1
+
+
+def test_deleted_argument_raises() -> None:
+    f = fcore.jit(lambda x: x + 1)
+    a = fcore.device_put(X)
+    f(a)
+    b = fcore.device_put(X)
+    buf = b.device_buffer()
+    assert isinstance(buf, DeviceBuffer)
+    buf.delete()
+    with pytest.raises(XlaRuntimeError):
+        f(b).block_until_ready()
+
+
+def test_wrong_arity_and_tracer_leaks_still_raise() -> None:
+    f = fcore.jit(lambda x, y: x + y)
+    a = fcore.device_put(X)
+    f(a, a)
+    with pytest.raises(TypeError):
+        f(a)
+    leaked: list[Any] = []
+
+    def leak(x: Any) -> Any:
+        leaked.append(x)
+        return x
+
+    fcore.grad(leak)(1.0)
+    with pytest.raises(fcore.UnexpectedTracerError):
+        f(leaked[0], a)
+
+
+def test_cached_call_takes_the_fast_path_and_puts_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    host_const = np.linspace(0, 1, 8, dtype=np.float32)
+    f = fcore.jit(lambda x, y: (x * y + host_const, x))
+    a, b = fcore.device_put(X), fcore.device_put(X + 1)
+    f(a, b)
+
+    def no_slow_path(*args: Any) -> Any:
+        raise AssertionError("cached call left the fast path")
+
+    def no_put(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("cached call copied a host value to the device")
+
+    monkeypatch.setattr(Jitted, "_call", no_slow_path)
+    monkeypatch.setattr(runtime, "device_put", no_put)
+    out, same = f(a, b)
+    np.testing.assert_allclose(np.asarray(out), X * (X + 1) + host_const, rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(same), X)
