@@ -15,8 +15,41 @@ from fcore.interpreters.eval import get_aval
 from fcore.interpreters.stack import current_trace, trace_scope
 from fcore.ir import dtypes
 from fcore.transforms import ad_util
+from fcore.transforms.ad_util import Zero, has_tangent
 from fcore.transforms.autodiff import linearize_flat, vjp_flat
 from fcore.transforms.jvp import JVPTrace, JVPTracer
+
+#: JAX's dtype of tangents of integer and boolean values (``jax.dtypes.float0``). fcore has no
+#: such arrays; it accepts them as tangents and cotangents, meaning "zero".
+FLOAT0 = np.dtype([("float0", "V")])
+
+
+def _check_tangent(name: str, p: Any, t: Any, error: type[Exception] = TypeError) -> bool:
+    """Check tangent ``t`` against primal ``p`` as JAX does; True when ``p`` has a tangent space.
+
+    The dtypes must agree (else ``error``: JAX raises TypeError in jvp, ValueError in linearize);
+    an integer or boolean primal takes a ``float0`` tangent, or (fcore's own convention) one of
+    its own dtype, whose value is ignored.
+    """
+    pa = get_aval(p)
+    float0 = getattr(t, "dtype", None) == FLOAT0
+    if float0:
+        t_shape, t_dtype = tuple(np.shape(t)), FLOAT0
+    else:
+        ta = get_aval(t)
+        t_shape, t_dtype = ta.shape, ta.dtype
+    if t_shape != pa.shape:
+        raise ValueError(f"{name}: primal shape {pa.shape} and tangent shape {t_shape} differ")
+    differentiable = has_tangent(pa)
+    if t_dtype == pa.dtype or (float0 and not differentiable):
+        return differentiable
+    want = dtypes.dtype_name(pa.dtype) if differentiable else f"float0 (or {dtypes.dtype_name(pa.dtype)})"
+    got = "float0" if float0 else dtypes.dtype_name(t_dtype)
+    raise error(
+        f"{name}: primal and tangent dtypes do not match; they must be equal, or for an integer or boolean "
+        f"primal the tangent dtype must be float0. Got primal dtype {dtypes.dtype_name(pa.dtype)} and so "
+        f"expected tangent dtype {want}, but got tangent dtype {got}."
+    )
 
 
 def _flat_fun(fun: Callable[..., Any], in_tree: tree_util.PyTreeDef, out_trees: list[tree_util.PyTreeDef]) -> Callable[..., list[Any]]:
@@ -37,10 +70,7 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     t_flat, t_tree = tree_util.tree_flatten(tuple(tangents))
     if p_tree != t_tree:
         raise TypeError(f"jvp: primal and tangent arguments must have the same tree structure; got {p_tree} and {t_tree}")
-    for p, t in zip(p_flat, t_flat):
-        pa, ta = get_aval(p), get_aval(t)
-        if pa.shape != ta.shape:
-            raise ValueError(f"jvp: primal shape {pa.shape} and tangent shape {ta.shape} differ")
+    t_flat = [t if _check_tangent("jvp", p, t) else Zero(get_aval(p)) for p, t in zip(p_flat, t_flat)]
     out_trees: list[tree_util.PyTreeDef] = []
     flat = _flat_fun(fun, p_tree, out_trees)
     trace = JVPTrace(current_trace(), f"jvp({fun_name(fun)})")
@@ -63,6 +93,10 @@ def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...
         t_flat, t_tree = tree_util.tree_flatten(tangents)
         if t_tree != p_tree:
             raise TypeError(f"linearize: tangent tree {t_tree} does not match primal tree {p_tree}")
+        t_flat = [
+            t if _check_tangent("linearize", p, t, ValueError) else np.zeros(np.shape(p), get_aval(p).dtype)
+            for p, t in zip(p_flat, t_flat)
+        ]
         return tree_util.tree_unflatten(out_tree, lin.jvp(t_flat))
 
     return tree_util.tree_unflatten(out_tree, lin.primals_out), f_jvp
@@ -92,9 +126,16 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         ct_flat, ct_tree = tree_util.tree_flatten(ct)
         if ct_tree != out_tree:
             raise TypeError(f"vjp: cotangent tree {ct_tree} does not match output tree {out_tree}")
-        for c, a in zip(ct_flat, out_avals):
+        for k, (c, a) in enumerate(zip(ct_flat, out_avals)):
             if tuple(np.shape(c)) != a.shape:
                 raise ValueError(f"vjp: cotangent of shape {np.shape(c)} for an output of shape {a.shape}")
+            if not has_tangent(a):  # integer outputs: any cotangent (JAX's is float0) means zero
+                ct_flat[k] = np.zeros(a.shape, a.dtype)
+            elif (ct_dtype := get_aval(c).dtype) != a.dtype:
+                raise ValueError(
+                    f"vjp: cotangent of dtype {dtypes.dtype_name(ct_dtype)} for an output of dtype "
+                    f"{dtypes.dtype_name(a.dtype)}; they must be equal"
+                )
         cts = pullback(ct_flat)
         result: tuple[Any, ...] = tree_util.tree_unflatten(p_tree, cts)
         return result

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import collections
 import functools
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fcore import tree_util
 from fcore.api.staging import fun_name
 from fcore.interpreters.eval import get_aval
 from fcore.interpreters.stack import current_trace, set_current_trace, trace_scope
+from fcore.ir import dtypes
 from fcore.transforms.batching import BatchTrace, BatchTracer, bdim_at
 
 
@@ -17,6 +20,54 @@ def _check_axis(axis: Any, what: str) -> int | None:
     if axis is None or isinstance(axis, int):
         return axis
     raise ValueError(f"vmap {what} must be an int, None, or a pytree prefix of them; got {axis!r}")
+
+
+def _leaf_paths(treedef: tree_util.PyTreeDef, prefix: str) -> list[str]:
+    """The key path of each leaf of ``treedef`` after ``prefix`` (``['a'][0]``, as JAX's ``keystr``)."""
+    if treedef.num_leaves == 0:
+        return []
+    node = treedef.node_data()
+    if node is None:
+        return [prefix]
+    typ, data = node
+    children = treedef.children()
+    if issubclass(typ, dict) and isinstance(data, (list, tuple)):
+        keys = [f"[{k!r}]" for k in data]
+    elif issubclass(typ, tuple) and hasattr(typ, "_fields"):
+        keys = [f".{name}" for name in typ._fields]
+    else:
+        keys = [f"[{i}]" for i in range(len(children))]
+    return [path for key, child in zip(keys, children) for path in _leaf_paths(child, prefix + key)]
+
+
+def _inconsistent_sizes(
+    fun: Callable[..., Any], in_tree: tree_util.PyTreeDef, flat: Sequence[Any], axes: Sequence[int | None],
+    sizes: dict[int, int], axis_size: int | None,
+) -> ValueError:
+    """JAX's message: each distinct size with one argument (by parameter name and key path) that has it."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    paths: list[str] = []
+    for i, child in enumerate(in_tree.children()):
+        named = i < len(params) and params[i].kind in positional
+        paths += _leaf_paths(child, f"argument {params[i].name}" if named else f"args[{i}]")
+    lines = ["vmap got inconsistent sizes for array axes to be mapped:"]
+    if axis_size is not None:
+        lines.append(f"  * the `axis_size` argument was {axis_size};")
+    counts = collections.Counter(sizes.values()).most_common()
+    for rank, (size, count) in enumerate(counts):
+        i = next(k for k, s in sizes.items() if s == size)
+        aval = get_aval(flat[i])
+        example = f"axis {axes[i]} of {paths[i]} of type {dtypes.dtype_name(aval.dtype)}[{','.join(map(str, aval.shape))}]"
+        if count == 1:
+            lines.append(f"  * one axis had size {size}: {example};")
+        else:
+            many = "most" if rank == 0 else "some"
+            lines.append(f"  * {many} axes ({count} of them) had size {size}, e.g. {example};")
+    return ValueError("\n".join(lines)[:-1])
 
 
 def vmap(
@@ -61,8 +112,7 @@ def vmap(
         if not size_set:
             raise ValueError("vmap must have at least one non-None value in in_axes (or pass axis_size)")
         if len(size_set) > 1:
-            detail = ", ".join(f"argument leaf {i} has size {s} along axis {axes[i]}" for i, s in sizes.items())
-            raise ValueError(f"vmap got inconsistent sizes for array axes to be mapped: {detail}")
+            raise _inconsistent_sizes(fun, in_tree, flat, axes, sizes, axis_size)
         n = size_set.pop()
         trace = BatchTrace(current_trace(), n, f"vmap({fun_name(fun)})")
         with trace_scope(trace):
