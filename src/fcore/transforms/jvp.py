@@ -32,13 +32,13 @@ def call_jvp_rule(
     if not prim.jvp_takes_symbolic_zeros:
         tangents = [ad_util.instantiate(t) for t in tangents]
     out, tout = rule(list(primals), list(tangents), **params)
-    outs = list(out) if prim.multiple_results else [out]
-    touts = list(tout) if prim.multiple_results else [tout]
+    if not prim.multiple_results:
+        aval = get_aval(out)
+        return [out], [Zero(aval) if tout is None or not has_tangent(aval) else tout]
+    outs, touts = list(out), list(tout)
     for i, (o, t) in enumerate(zip(outs, touts)):
         aval = get_aval(o)
-        if not has_tangent(aval):
-            touts[i] = Zero(aval)
-        elif t is None:
+        if t is None or not has_tangent(aval):
             touts[i] = Zero(aval)
     return outs, touts
 
@@ -162,7 +162,10 @@ class JVPTrace(Trace):
         tangents = []
         nonzero = False
         for a in args:
-            p, t = self.unpack(a)
+            if type(a) is JVPTracer and a._trace is self:
+                p, t = a.primal, a.tangent
+            else:
+                p, t = self.unpack(a)
             primals.append(p)
             tangents.append(t)
             nonzero = nonzero or type(t) is not Zero
@@ -170,8 +173,9 @@ class JVPTrace(Trace):
             return bind_with_trace(self.parent, prim, primals, params)
         with set_current_trace(self.rule_trace):
             outs, touts = call_jvp_rule(prim, primals, tangents, params)
-        result = [JVPTracer(self, o, t) for o, t in zip(outs, touts)]
-        return result if prim.multiple_results else result[0]
+        if not prim.multiple_results:
+            return JVPTracer(self, outs[0], touts[0])
+        return [JVPTracer(self, o, t) for o, t in zip(outs, touts)]
 
     def to_concrete(self, tracer: Tracer, reason: str) -> object:
         assert isinstance(tracer, JVPTracer)

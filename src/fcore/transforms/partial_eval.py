@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from fcore.interpreters.array import ArrayImpl
 from fcore.interpreters.eval_jaxpr import eval_jaxpr
 from fcore.interpreters.stack import bind_with_trace, set_current_trace
 from fcore.interpreters.staging import StagingTrace, StagingTracer
@@ -40,12 +41,18 @@ class PartialEvalTrace(StagingTrace):
         super().__init__(description)
         self.parent = parent
 
-    def is_unknown(self, x: object) -> bool:
-        return type(x) is StagingTracer and x._trace is self
+    def to_atom(self, x: object) -> Atom:
+        if type(x) is ArrayImpl and not x.weak_type:
+            # A residual computed now: keep it a constvar even when it is 0-d. Making it a
+            # literal (and the transpose turning it back into an array) costs more than it
+            # saves; weak ones (Python constants) still become literals.
+            return self.lift_const(x)
+        return super().to_atom(x)
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:
-        unknowns = [self.is_unknown(a) for a in args]
-        if not any(unknowns):
+        # An unknown is one of this trace's own tracers.
+        unknowns = [type(a) is StagingTracer and a._trace is self for a in args]
+        if True not in unknowns:
             return bind_with_trace(self.parent, prim, args, params)
         rule = prim.partial_eval_rule
         if rule is None:
