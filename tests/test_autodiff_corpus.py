@@ -638,12 +638,25 @@ def test_error_vjp_cotangent_shape_mismatch() -> None:
     assert "(4,)" in str(got) and "(3,)" in str(got), str(got)
 
 
-@pytest.mark.xfail(strict=True, reason="fcore lets float() concretize a differentiated value under grad "
-                   "(the derivative through it is silently dropped); JAX raises ConcretizationTypeError")
 def test_error_float_of_differentiated_value() -> None:
     got, want = errors(lambda L: L.ad.grad(lambda x: float(x) * x)(np.float32(3.0)))
     assert type(want) is jax.errors.ConcretizationTypeError
     assert isinstance(got, fcore.ConcretizationError), repr(got)
+    assert "float()" in str(got)
+
+
+@pytest.mark.parametrize("conv", [float, complex, int, bool])
+def test_scalar_conversions_under_jvp_match_jax(conv: Callable[[Any], Any]) -> None:
+    """int() and bool() see the primal under jvp; float() and complex() always refuse a tracer."""
+    def outcome(L: Lib) -> str:
+        try:
+            primal, tangent = L.ad.jvp(lambda x: conv(x) * x, (np.float32(3.0),), (np.float32(1.0),))
+        except (fcore.ConcretizationError, jax.errors.ConcretizationTypeError):
+            return "refused"
+        return f"{float(primal)} {float(tangent)}"
+
+    with modes():
+        assert outcome(FC) == outcome(JX)
 
 
 # ---------------------------------------------------------------------------

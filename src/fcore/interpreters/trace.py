@@ -107,11 +107,15 @@ class Tracer(Array):
     def __int__(self) -> int:
         return int(self._concrete("int()"))
 
+    # As in JAX, float() and complex() refuse every tracer, even one with a concrete value
+    # behind it (e.g. under grad): the conversion would silently drop the derivative.
     def __float__(self) -> float:
-        return float(self._concrete("float()"))
+        self._trace.check_alive()
+        raise_concretization_error(self, "float()")
 
     def __complex__(self) -> complex:
-        return complex(self._concrete("complex()"))
+        self._trace.check_alive()
+        raise_concretization_error(self, "complex()")
 
     def __index__(self) -> int:
         return int(np.asarray(self._concrete("__index__()")).__index__())
