@@ -206,7 +206,7 @@ def broadcast_ranks(L: Lib, a: Any, b: Any, c: Any) -> Any:
 @case(lambda r: (normal(r, 6), normal(r, 6)), argnums=(0, 1), scalar=True)
 def where_select_clip(L: Lib, x: Any, y: Any) -> Any:
     w = L.np.where(x > 0, x**2, L.np.sin(y))
-    s = L.lax.select_n(y < x, y - x, x * y)
+    s = L.lax.select_n(y < x, y - x, x * y) + L.lax.select(x < y, L.np.cos(x), y)
     return L.np.sum(w + s + L.np.maximum(x, 0.1 * x) + L.np.clip(y, -0.5, 0.5))
 
 

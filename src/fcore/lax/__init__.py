@@ -10,7 +10,7 @@ from fcore.lax.elementwise import (
     is_finite as is_finite, le as le, log as log, log1p as log1p, logistic as logistic, lt as lt,
     max as max, min as min, mul as mul, ne as ne, neg as neg, nextafter as nextafter,
     pow as pow, real as real, reciprocal as reciprocal,
-    rem as rem, round as round, rsqrt as rsqrt, select_n as select_n, sign as sign, sin as sin,
+    rem as rem, round as round, rsqrt as rsqrt, select as select, select_n as select_n, sign as sign, sin as sin,
     sinh as sinh, sqrt as sqrt, square as square, stop_gradient as stop_gradient, sub as sub,
     tan as tan, tanh as tanh,
 )

@@ -476,6 +476,12 @@ def select_n(which: ArrayLike, *cases: ArrayLike) -> Array:
     return result
 
 
+def select(pred: ArrayLike, on_true: ArrayLike, on_false: ArrayLike) -> Array:
+    """``on_true`` where ``pred`` else ``on_false`` (``lax.select``: ``select_n`` with the
+    cases in predicate order)."""
+    return select_n(pred, on_false, on_true)
+
+
 clamp_p = Primitive("clamp", param_names=())
 
 
