@@ -193,7 +193,7 @@ def value_and_grad(
                 "grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
                 f"but got {dtypes.dtype_name(aval.dtype)}."
             )
-        grads = f_vjp(ArrayImpl(np.ones((), aval.dtype), False))
+        grads = f_vjp(ArrayImpl(np.ones((), aval.dtype), aval.weak_type))
         g = grads[0] if isinstance(argnums, int) else tuple(grads)
         return ((out, aux), g) if has_aux else (out, g)
 

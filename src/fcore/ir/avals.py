@@ -73,6 +73,12 @@ class ShapedArray:
         return f"ShapedArray({dtypes.dtype_name(self.dtype)}[{','.join(map(str, self.shape))}]{weak})"
 
 
+def typematch(a: ShapedArray, b: ShapedArray) -> bool:
+    """Same shape and dtype; weak types may differ (JAX's ``typematch``): a nested jaxpr
+    traced for a weakly typed input runs as well on a strongly typed one."""
+    return a.shape == b.shape and a.dtype == b.dtype
+
+
 _aval_cache: dict[tuple[Shape, DType, bool], ShapedArray] = {}
 
 

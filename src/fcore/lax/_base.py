@@ -10,7 +10,7 @@ from typing_extensions import TypeAlias, TypeGuard
 
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
-from fcore.ir.avals import ShapedArray, shaped_array
+from fcore.ir.avals import ShapedArray, shaped_array, typematch
 from fcore.ir.dtypes import DType
 from fcore.ir.params import ParamValue
 from fcore.ir.primitive import Primitive
@@ -79,6 +79,15 @@ def same_dtypes(name: str, avals: Sequence[ShapedArray]) -> DType:
                 "(Tip: the fcore.numpy function does automatic type promotion on inputs.)"
             )
     return dt
+
+
+def check_operands(what: str, got: Sequence[ShapedArray], want: Sequence[ShapedArray]) -> None:
+    """Operands must match a nested jaxpr's inputs in shape and dtype (weak types may differ)."""
+    if len(got) != len(want):
+        raise TypeError(f"{what} takes {len(want)} operands, got {len(got)}")
+    for i, (g, w) in enumerate(zip(got, want)):
+        if not typematch(g, w):
+            raise TypeError(f"{what}: operand {i} has type {g.str_short()}, expected {w.str_short()}")
 
 
 def normalize_axis(axis: int, ndim: int, name: str) -> int:

@@ -22,6 +22,7 @@ from fcore.interpreters.eval import to_numpy_arg
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr, Jaxpr
 from fcore.ir.primitive import Primitive
+from fcore.lax._base import check_operands
 from fcore.ir.printer import pp_eqn_in
 from fcore.transforms.ad_util import Zero, is_undefined
 from fcore.transforms.batching import batch_jaxpr
@@ -50,12 +51,7 @@ def bind_jit(closed: ClosedJaxpr, args: Sequence[Any], name: str) -> list[Any]:
 
 @jit_p.def_abstract_eval
 def _jit_abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, name: str) -> list[ShapedArray]:
-    expected = jaxpr.in_avals
-    if len(avals) != len(expected):
-        raise TypeError(f"jit of {name} takes {len(expected)} arguments, got {len(avals)}")
-    for i, (got, want) in enumerate(zip(avals, expected)):
-        if got != want:
-            raise TypeError(f"jit of {name}: argument {i} has type {got.str_short()}, expected {want.str_short()}")
+    check_operands(f"jit of {name}", avals, jaxpr.in_avals)
     return jaxpr.out_avals
 
 

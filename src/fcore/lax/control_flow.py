@@ -31,11 +31,12 @@ from fcore.interpreters.eval import get_aval, to_numpy_arg
 from fcore.interpreters.eval_jaxpr import eval_jaxpr
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.ir import dtypes
-from fcore.ir.avals import ShapedArray, shaped_array
+from fcore.ir.avals import ShapedArray, shaped_array, typematch
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from fcore.ir.params import ParamValue
 from fcore.ir.primitive import Primitive
 from fcore.lax import elementwise as ew
+from fcore.lax._base import check_operands
 from fcore.lax.call import hoist_consts
 from fcore.transforms import ad_util
 from fcore.transforms.ad_util import Zero, has_tangent, is_undefined
@@ -60,22 +61,9 @@ def _structural() -> Any:
     return structural
 
 
-def _same_type(a: ShapedArray, b: ShapedArray) -> bool:
-    return a.shape == b.shape and a.dtype == b.dtype
-
-
 def _pp(avals: Sequence[ShapedArray]) -> str:
     parts = [a.str_short() for a in avals]
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
-
-
-def _check_operands(what: str, got: Sequence[ShapedArray], want: Sequence[ShapedArray]) -> None:
-    """Operands must match a nested jaxpr's inputs in shape and dtype (weak types may differ)."""
-    if len(got) != len(want):
-        raise TypeError(f"{what} takes {len(want)} operands, got {len(got)}")
-    for i, (g, w) in enumerate(zip(got, want)):
-        if not _same_type(g, w):
-            raise TypeError(f"{what}: operand {i} has type {g.str_short()}, expected {w.str_short()}")
 
 
 def _const_free(what: str, closed: ClosedJaxpr) -> None:
@@ -274,10 +262,10 @@ def _cond_abstract_eval(index: ShapedArray, *ops: ShapedArray, branches: tuple[C
         raise TypeError(f"cond index must be an int32 scalar, got {index.str_short()}")
     for i, b in enumerate(branches):
         _const_free(f"cond branch {i}", b)
-        _check_operands(f"cond branch {i}", ops, b.in_avals)
+        check_operands(f"cond branch {i}", ops, b.in_avals)
     outs = branches[0].out_avals
     for i, b in enumerate(branches[1:], 1):
-        if len(b.out_avals) != len(outs) or not all(_same_type(x, y) for x, y in zip(b.out_avals, outs)):
+        if len(b.out_avals) != len(outs) or not all(typematch(x, y) for x, y in zip(b.out_avals, outs)):
             raise TypeError(f"cond branch {i} returns {_pp(b.out_avals)} but branch 0 returns {_pp(outs)}")
     return [shaped_array(a.shape, a.dtype, all(b.out_avals[k].weak_type for b in branches)) for k, a in enumerate(outs)]
 
@@ -495,7 +483,7 @@ def _trace_branches(
         if tree != tree0:
             raise TypeError(f"{what} must have same type structure, got {tree0} ({label0}) and {tree} ({label}).")
         a0, a = closed0.out_avals, closed.out_avals
-        if not all(_same_type(x, y) for x, y in zip(a0, a)):
+        if not all(typematch(x, y) for x, y in zip(a0, a)):
             raise TypeError(
                 f"{what} must have identical types, got\n  {label0} output: {_pp(a0)}\n  {label} output: {_pp(a)}"
             )
@@ -575,13 +563,13 @@ def _while_abstract_eval(
     _const_free("while cond_jaxpr", cond_jaxpr)
     _const_free("while body_jaxpr", body_jaxpr)
     cc, bc, carry = _split(avals, cond_nconsts, body_nconsts)
-    _check_operands("while cond_jaxpr", cc + carry, cond_jaxpr.in_avals)
-    _check_operands("while body_jaxpr", bc + carry, body_jaxpr.in_avals)
+    check_operands("while cond_jaxpr", cc + carry, cond_jaxpr.in_avals)
+    check_operands("while body_jaxpr", bc + carry, body_jaxpr.in_avals)
     pred = cond_jaxpr.out_avals
     if len(pred) != 1 or pred[0].shape != () or not dtypes.is_bool(pred[0].dtype):
         raise TypeError(f"while cond_jaxpr must return one bool scalar, got {_pp(pred)}")
     outs = body_jaxpr.out_avals
-    if len(outs) != len(carry) or not all(_same_type(o, c) for o, c in zip(outs, carry)):
+    if len(outs) != len(carry) or not all(typematch(o, c) for o, c in zip(outs, carry)):
         raise TypeError(f"while body_jaxpr returns {_pp(outs)} for a carry of type {_pp(carry)}")
     return outs
 
@@ -843,7 +831,7 @@ def _trace_carry_fun(
         closed = trace_to_jaxpr(flat, avals + list(other_avals), description)
         (extra_tree, _) = trees[0]
         outs = closed.out_avals[: len(carry)]
-        if not all(_same_type(a, b) for a, b in zip(avals, outs)):
+        if not all(typematch(a, b) for a, b in zip(avals, outs)):
             raise TypeError(f"{what} must have identical types, got\n  input:  {_pp(avals)}\n  output: {_pp(outs)}")
         promote = [a.weak_type and not b.weak_type for a, b in zip(avals, outs)]
         if not any(promote):
@@ -969,13 +957,13 @@ def _scan_abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, length: int, re
     if len(avals) != len(ins):
         raise TypeError(f"scan jaxpr takes {len(ins)} operands, got {len(avals)}")
     consts, carry, xs = _split(avals, num_consts, num_carry)
-    _check_operands("scan consts", consts, ins[:num_consts])
-    _check_operands("scan carry", carry, ins[num_consts : num_consts + num_carry])
+    check_operands("scan consts", consts, ins[:num_consts])
+    check_operands("scan carry", carry, ins[num_consts : num_consts + num_carry])
     for i, (x, want) in enumerate(zip(xs, ins[num_consts + num_carry :])):
         if x.shape != (length, *want.shape) or x.dtype != want.dtype:
             raise TypeError(f"scan xs operand {i} has type {x.str_short()}, expected {_stacked(want, length).str_short()}")
     outs = jaxpr.out_avals
-    if len(outs) < num_carry or not all(_same_type(o, c) for o, c in zip(outs, carry)):
+    if len(outs) < num_carry or not all(typematch(o, c) for o, c in zip(outs, carry)):
         raise TypeError(f"scan jaxpr returns {_pp(outs[:num_carry])} for a carry of type {_pp(carry)}")
     return outs[:num_carry] + [_stacked(y, length) for y in outs[num_carry:]]
 

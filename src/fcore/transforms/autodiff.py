@@ -44,7 +44,7 @@ def linearize_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any], de
     tangents: list[Any] = []
     for p in primals:
         aval = get_aval(p)
-        t = pe.new_arg(aval.strip_weak_type())
+        t = pe.new_arg(aval)
         tangents.append(t if has_tangent(aval) else Zero(aval))
     try:
         with trace_scope(jvp):

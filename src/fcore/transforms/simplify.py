@@ -11,7 +11,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, new_eqn
+from fcore.ir.primitive import lookup_primitive
 from fcore.transforms.dce import dce_jaxpr_open
 from fcore.transforms.util import verified
 
@@ -181,7 +182,9 @@ def _inline_into(out: list[JaxprEqn], jaxpr: Jaxpr, env: dict[int, Atom], fresh:
         invars = tuple(_sub(env, a) for a in eqn.invars)
         inner = eqn.params.get("jaxpr") if eqn.primitive.name == "jit" else None
         if isinstance(inner, ClosedJaxpr) and not inner.consts:
-            inner_env: dict[int, Atom] = {id(v): a for v, a in zip(inner.jaxpr.invars, invars)}
+            inner_env: dict[int, Atom] = {
+                id(v): _retyped(out, a, v) for v, a in zip(inner.jaxpr.invars, invars)
+            }
             results = _inline_into(out, inner.jaxpr, inner_env, fresh=True)
             for v, r in zip(eqn.outvars, results):
                 env[id(v)] = r
@@ -195,6 +198,18 @@ def _inline_into(out: list[JaxprEqn], jaxpr: Jaxpr, env: dict[int, Atom], fresh:
             eqn = eqn.replace(invars=invars, outvars=outvars)
         out.append(eqn)
     return [_sub(env, a) for a in jaxpr.outvars]
+
+
+def _retyped(out: list[JaxprEqn], a: Atom, param: Var) -> Atom:
+    """``a`` as the call's parameter ``param`` is typed: a call accepts an argument whose weak
+    type differs (as in JAX), but its inlined body was typed for ``param``, so convert."""
+    if a.aval.weak_type == param.aval.weak_type:
+        return a
+    convert = lookup_primitive("convert_element_type")
+    assert convert is not None
+    v = Var(param.aval)
+    out.append(new_eqn(convert, [a], [v], {"new_dtype": param.aval.dtype, "weak_type": param.aval.weak_type}))
+    return v
 
 
 def pipeline(*passes: Pass) -> Pass:

@@ -85,7 +85,7 @@ def backward_pass(
     for v, lin in zip(jaxpr.invars, linear):
         if lin:
             ct_v = ct_env.get(id(v))
-            outs_ct.append(ad_util.instantiate(Zero(v.aval.strip_weak_type())) if ct_v is None else ct_v)
+            outs_ct.append(ad_util.instantiate(Zero(v.aval)) if ct_v is None else ct_v)
     return outs_ct
 
 
@@ -101,7 +101,7 @@ def transpose_open(jaxpr: Jaxpr, linear: Sequence[bool]) -> tuple[Jaxpr, list[An
     with set_current_trace(builder):
         consts = [builder.new_const_arg(v.aval) for v in jaxpr.constvars]
         nonlinear = [builder.new_arg(v.aval) for v, lin in zip(jaxpr.invars, linear) if not lin]
-        ct_args = [builder.new_arg(a.aval.strip_weak_type()) for a in jaxpr.outvars]
+        ct_args = [builder.new_arg(a.aval) for a in jaxpr.outvars]
         outs = backward_pass(jaxpr, linear, consts, nonlinear, ct_args)
         result, const_vals = builder.to_jaxpr(outs)
     builder.alive = False
