@@ -21,6 +21,11 @@ from fcore.ir.primitive import Primitive
 
 _current_trace: ContextVar[Trace] = ContextVar("fcore_current_trace", default=EVAL_TRACE)
 
+#: The variable itself, for the few per-primitive hot paths (a trace applying a rule under
+#: another trace) where even ``set_current_trace``'s object costs too much; they must pair
+#: every ``set`` with a ``reset`` in a ``finally``.
+CURRENT_TRACE = _current_trace
+
 
 def current_trace() -> Trace:
     return _current_trace.get()

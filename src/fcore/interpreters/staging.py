@@ -72,7 +72,7 @@ class StagingTrace(Trace):
         """Append one equation (abstract-evaluating its outputs); return its outvars."""
         out_avals = prim.abstract_eval([a.aval for a in invars], params)
         outvars = [Var(a) for a in out_avals]
-        p = params if isinstance(params, Params) else (Params(params) if params else EMPTY_PARAMS)
+        p = params if type(params) is Params else (Params(params) if params else EMPTY_PARAMS)
         self.eqns.append(JaxprEqn(prim, tuple(invars), tuple(outvars), p))
         return outvars
 
@@ -81,10 +81,16 @@ class StagingTrace(Trace):
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:
         invars = [self.to_atom(a) for a in args]
-        outvars = self.emit(prim, invars, params)
-        if prim.multiple_results:
-            return [StagingTracer(self, v) for v in outvars]
-        return StagingTracer(self, outvars[0])
+        rule = prim.abstract_eval_rule
+        aval = None if prim.multiple_results or rule is None else rule(*[a.aval for a in invars], **params)
+        if type(aval) is not ShapedArray:
+            outvars = self.emit(prim, invars, params)
+            return [StagingTracer(self, v) for v in outvars] if prim.multiple_results else StagingTracer(self, outvars[0])
+        # ``emit`` for the common single-result case, without its lists.
+        out = Var(aval)
+        p = Params(params) if params else EMPTY_PARAMS
+        self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), p))
+        return StagingTracer(self, out)
 
     # -- operands -------------------------------------------------------------------
     def to_atom(self, x: object) -> Atom:
@@ -130,9 +136,7 @@ class StagingTrace(Trace):
         """A constvar for a closed-over array or outer-trace tracer (one per object)."""
         v = self._const_ids.get(id(x))
         if v is None:
-            if isinstance(x, Tracer):
-                aval = x.aval
-            elif isinstance(x, ArrayImpl):
+            if type(x) is ArrayImpl or isinstance(x, (Tracer, ArrayImpl)):
                 aval = x.aval
             else:
                 arr = np.asarray(x)

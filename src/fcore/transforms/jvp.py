@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from fcore.interpreters.array import ArrayImpl
 from fcore.interpreters.eval import get_aval
-from fcore.interpreters.stack import bind_with_trace, set_current_trace
+from fcore.interpreters.stack import CURRENT_TRACE, bind_with_trace, set_current_trace
 from fcore.interpreters.staging import StagingTrace
 from fcore.interpreters.trace import Trace, Tracer
 from fcore.ir.avals import ShapedArray
@@ -23,15 +24,16 @@ from fcore.transforms.util import bools, literal_value
 
 
 def call_jvp_rule(
-    prim: Primitive, primals: Sequence[Any], tangents: Sequence[Any], params: dict[str, ParamValue]
+    prim: Primitive, primals: list[Any], tangents: list[Any], params: dict[str, ParamValue]
 ) -> tuple[list[Any], list[Any]]:
-    """Apply ``prim``'s jvp rule; results as lists, integer outputs get ``Zero`` tangents."""
+    """Apply ``prim``'s jvp rule (it may not mutate the lists it is given); results as lists,
+    integer outputs get ``Zero`` tangents."""
     rule = prim.jvp_rule
     if rule is None:
         raise NotImplementedError(f"Differentiation rule for '{prim.name}' not implemented")
     if not prim.jvp_takes_symbolic_zeros:
         tangents = [ad_util.instantiate(t) for t in tangents]
-    out, tout = rule(list(primals), list(tangents), **params)
+    out, tout = rule(primals, tangents, **params)
     if not prim.multiple_results:
         aval = get_aval(out)
         return [out], [Zero(aval) if tout is None or not has_tangent(aval) else tout]
@@ -54,14 +56,15 @@ TangentFn = Callable[..., Any]
 def sum_tangent_terms(out: Any, terms: Sequence[Any]) -> Any:
     """Add per-operand tangent contributions; a rank-0 operand's term is broadcast to the
     output's shape (elementwise shape rules let rank-0 operands broadcast)."""
-    out_aval = get_aval(out)
     if not terms:
-        return Zero(out_aval)
+        return Zero(get_aval(out))
     acc = terms[0]
     for term in terms[1:]:
         acc = add_tangents(acc, term)
-    if type(acc) is not Zero and get_aval(acc).shape != out_aval.shape:
-        acc = ad_util.vspace().broadcast_in_dim(acc, out_aval.shape, ())
+    if type(acc) is not Zero:
+        shape = get_aval(out).shape
+        if get_aval(acc).shape != shape:
+            acc = ad_util.vspace().broadcast_in_dim(acc, shape, ())
     return acc
 
 
@@ -127,16 +130,20 @@ def deflinear(prim: Primitive, linear_argnums: Sequence[int] | None = None) -> N
 
 # -- the front end: a trace ---------------------------------------------------------------
 class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent")
+    __slots__ = ("primal", "tangent", "_aval")
 
     def __init__(self, trace: JVPTrace, primal: Any, tangent: Any) -> None:
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
+        self._aval: ShapedArray | None = None
 
     @property
     def aval(self) -> ShapedArray:
-        return get_aval(self.primal)
+        aval = self._aval
+        if aval is None:
+            aval = self._aval = get_aval(self.primal)
+        return aval
 
 
 class JVPTrace(Trace):
@@ -153,6 +160,8 @@ class JVPTrace(Trace):
     def unpack(self, x: Any) -> tuple[Any, Any]:
         if type(x) is JVPTracer and x._trace is self:
             return x.primal, x.tangent
+        if type(x) is ArrayImpl:
+            return x, Zero(x.aval)
         if isinstance(x, Tracer):
             x._trace.check_alive()
         return x, zero_tangent(x)
@@ -171,8 +180,11 @@ class JVPTrace(Trace):
             nonzero = nonzero or type(t) is not Zero
         if not nonzero:
             return bind_with_trace(self.parent, prim, primals, params)
-        with set_current_trace(self.rule_trace):
+        token = CURRENT_TRACE.set(self.rule_trace)
+        try:
             outs, touts = call_jvp_rule(prim, primals, tangents, params)
+        finally:
+            CURRENT_TRACE.reset(token)
         if not prim.multiple_results:
             return JVPTracer(self, outs[0], touts[0])
         return [JVPTracer(self, o, t) for o, t in zip(outs, touts)]

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fcore.interpreters.array import ArrayImpl
+from fcore.interpreters.eval import EvalTrace
 from fcore.interpreters.eval_jaxpr import eval_jaxpr
 from fcore.interpreters.stack import bind_with_trace, set_current_trace
 from fcore.interpreters.staging import StagingTrace, StagingTracer
@@ -42,7 +43,9 @@ class PartialEvalTrace(StagingTrace):
         self.parent = parent
 
     def to_atom(self, x: object) -> Atom:
-        if type(x) is ArrayImpl and not x.weak_type:
+        if type(x) is StagingTracer and x._trace is self:
+            return x.atom
+        if type(x) is ArrayImpl and not x._weak:
             # A residual computed now: keep it a constvar even when it is 0-d. Making it a
             # literal (and the transpose turning it back into an array) costs more than it
             # saves; weak ones (Python constants) still become literals.
@@ -53,7 +56,13 @@ class PartialEvalTrace(StagingTrace):
         # An unknown is one of this trace's own tracers.
         unknowns = [type(a) is StagingTracer and a._trace is self for a in args]
         if True not in unknowns:
-            return bind_with_trace(self.parent, prim, args, params)
+            parent = self.parent
+            if type(parent) is EvalTrace:
+                # Known work computed now. The eager trace hands any nested bind of an impl
+                # back to the current trace, which (this one) forwards known work to it
+                # again: making it current first would only cost time.
+                return parent.process_primitive(prim, args, params)
+            return bind_with_trace(parent, prim, args, params)
         rule = prim.partial_eval_rule
         if rule is None:
             return super().process_primitive(prim, args, params)

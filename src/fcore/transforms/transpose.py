@@ -73,10 +73,16 @@ def backward_pass(
     for a, ct in zip(jaxpr.outvars, cts):
         add_ct(a, ct)
     for eqn in reversed(linear_eqns):  # backward: transpose the linear equations
-        eqn_cts = [ct_env.pop(id(v), None) for v in eqn.outvars]
-        if all(c is None for c in eqn_cts):
-            continue
-        cts_out = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, eqn_cts)]
+        if len(eqn.outvars) == 1:
+            ct = ct_env.pop(id(eqn.outvars[0]), None)
+            if ct is None:
+                continue
+            cts_out = [ct]
+        else:
+            eqn_cts = [ct_env.pop(id(v), None) for v in eqn.outvars]
+            if all(c is None for c in eqn_cts):
+                continue
+            cts_out = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, eqn_cts)]
         invals = [UndefinedPrimal(a.aval) if id(a) in lin_ids else read(a) for a in eqn.invars]
         cts_in = call_transpose_rule(eqn.primitive, cts_out, invals, eqn.params.as_dict())
         for a, ct in zip(eqn.invars, cts_in):
