@@ -26,14 +26,12 @@ from fcore.interpreters.array import Array as Array
 __version__ = "0.1.0"
 from fcore.api.autodiff import (
     grad as grad,
-    hessian as hessian,
-    jacfwd as jacfwd,
-    jacrev as jacrev,
     jvp as jvp,
     linearize as linearize,
     value_and_grad as value_and_grad,
     vjp as vjp,
 )
+from fcore.api.jacobians import hessian as hessian, jacfwd as jacfwd, jacrev as jacrev
 from fcore.api.vectorize import vmap as vmap
 from fcore import transforms as transforms
 from fcore.api.jit import (
@@ -44,6 +42,8 @@ from fcore.api.jit import (
     jit as jit,
 )
 from fcore import numpy as numpy  # also installs the Array operators and methods
+from fcore import dtypes as dtypes
+from fcore.dtypes import float0 as float0
 from fcore import nn as nn
 from fcore.api.custom import (
     checkpoint as checkpoint,

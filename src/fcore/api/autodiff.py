@@ -1,4 +1,10 @@
-"""Differentiation front end: jvp, linearize, vjp, grad, value_and_grad, jacobians."""
+"""Differentiation front end: jvp, linearize, vjp, grad, value_and_grad.
+
+Pytree handling, argument checks and ``float0`` conversion around the flat cores in
+``fcore.transforms``. Integer and boolean values have no tangent space: the transformations
+give them symbolic zeros, and here, as in JAX, their tangents and cotangents become ``float0``
+arrays (and ``float0`` arrays are accepted for them).
+"""
 
 from __future__ import annotations
 
@@ -9,47 +15,47 @@ from typing import Any
 import numpy as np
 
 from fcore import tree_util
-from fcore.api.staging import fun_name, normalize_argnums
+from fcore.api._diff_args import (
+    argnums_partial,
+    check_callable,
+    check_grad_argnums,
+    check_input_dtype_revderiv,
+    check_output_dtype_revderiv,
+    check_scalar,
+    ensure_index,
+    leaves_checked,
+    type_str,
+    typeof,
+)
+from fcore.api._float0 import float0, float0_zeros, is_float0
+from fcore.api.staging import fun_name
 from fcore.interpreters.array import ArrayImpl
 from fcore.interpreters.eval import get_aval
 from fcore.interpreters.stack import current_trace, trace_scope
-from fcore.ir import dtypes
+from fcore.interpreters.trace import Trace
+from fcore.ir.avals import ShapedArray
 from fcore.transforms import ad_util
 from fcore.transforms.ad_util import Zero, has_tangent
 from fcore.transforms.autodiff import linearize_flat, vjp_flat
 from fcore.transforms.jvp import JVPTrace, JVPTracer
 
-#: JAX's dtype of tangents of integer and boolean values (``jax.dtypes.float0``). fcore has no
-#: such arrays; it accepts them as tangents and cotangents, meaning "zero".
-FLOAT0 = np.dtype([("float0", "V")])
+
+def _tangent_type(x: Any) -> tuple[tuple[int, ...], Any]:
+    """(shape, dtype) of a tangent or cotangent, which may be a ``float0`` array."""
+    if is_float0(x):
+        return tuple(np.shape(x)), float0
+    aval = typeof(x)
+    return aval.shape, aval.dtype
 
 
-def _check_tangent(name: str, p: Any, t: Any, error: type[Exception] = TypeError) -> bool:
-    """Check tangent ``t`` against primal ``p`` as JAX does; True when ``p`` has a tangent space.
+def _tangent_dtype(aval: ShapedArray) -> Any:
+    """JAX's ``primal_dtype_to_tangent_dtype``."""
+    return aval.dtype if has_tangent(aval) else float0
 
-    The dtypes must agree (else ``error``: JAX raises TypeError in jvp, ValueError in linearize);
-    an integer or boolean primal takes a ``float0`` tangent, or (fcore's own convention) one of
-    its own dtype, whose value is ignored.
-    """
-    pa = get_aval(p)
-    float0 = getattr(t, "dtype", None) == FLOAT0
-    if float0:
-        t_shape, t_dtype = tuple(np.shape(t)), FLOAT0
-    else:
-        ta = get_aval(t)
-        t_shape, t_dtype = ta.shape, ta.dtype
-    if t_shape != pa.shape:
-        raise ValueError(f"{name}: primal shape {pa.shape} and tangent shape {t_shape} differ")
-    differentiable = has_tangent(pa)
-    if t_dtype == pa.dtype or (float0 and not differentiable):
-        return differentiable
-    want = dtypes.dtype_name(pa.dtype) if differentiable else f"float0 (or {dtypes.dtype_name(pa.dtype)})"
-    got = "float0" if float0 else dtypes.dtype_name(t_dtype)
-    raise error(
-        f"{name}: primal and tangent dtypes do not match; they must be equal, or for an integer or boolean "
-        f"primal the tangent dtype must be float0. Got primal dtype {dtypes.dtype_name(pa.dtype)} and so "
-        f"expected tangent dtype {want}, but got tangent dtype {got}."
-    )
+
+def _output_tangent(aval: ShapedArray, t: Any) -> Any:
+    """What the user sees as the tangent of an output: ``float0`` zeros for integer outputs."""
+    return t if has_tangent(aval) else float0_zeros(aval.shape)
 
 
 def _flat_fun(fun: Callable[..., Any], in_tree: tree_util.PyTreeDef, out_trees: list[tree_util.PyTreeDef]) -> Callable[..., list[Any]]:
@@ -62,261 +68,214 @@ def _flat_fun(fun: Callable[..., Any], in_tree: tree_util.PyTreeDef, out_trees: 
     return flat
 
 
-def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
-    """Forward mode: ``(fun(*primals), d fun(primals)[tangents])``."""
+def _split_aux(out: Any) -> tuple[Any, Any]:
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError(
+            f"expected function with aux output to return a two-element tuple, but got type {type(out)} "
+            f"with value {out!r}"
+        )
+    return out[0], out[1]
+
+
+def _strip_aux(trace: Trace, aux: Any) -> Any:
+    """The auxiliary output as primal values: it is not differentiated (JAX's ``_strip_tracer``)."""
+
+    def strip(leaf: Any) -> Any:
+        return leaf.primal if type(leaf) is JVPTracer and leaf._trace is trace else leaf
+
+    return tree_util.tree_map(strip, aux)
+
+
+def _with_aux_stripped(fun: Callable[..., Any], aux_box: list[Any]) -> Callable[..., Any]:
+    """``fun`` returning only its main output; the aux output (as primals) goes to ``aux_box``."""
+
+    def main(*args: Any) -> Any:
+        out, aux = _split_aux(fun(*args))
+        aux_box.append(_strip_aux(current_trace(), aux))
+        return out
+
+    return main
+
+
+def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False) -> Any:
+    """Forward mode: ``(fun(*primals), d fun(primals)[tangents][, aux])``."""
+    check_callable(fun)
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise TypeError("jvp: primals and tangents must be tuples or lists of arguments")
-    p_flat, p_tree = tree_util.tree_flatten(tuple(primals))
-    t_flat, t_tree = tree_util.tree_flatten(tuple(tangents))
+        raise TypeError(
+            "primal and tangent arguments to fcore.jvp must be tuples or lists; found "
+            f"{type(primals).__name__} and {type(tangents).__name__}."
+        )
+    p_flat, p_tree = tree_util.tree_flatten(primals)
+    t_flat, t_tree = tree_util.tree_flatten(tangents)
     if p_tree != t_tree:
-        raise TypeError(f"jvp: primal and tangent arguments must have the same tree structure; got {p_tree} and {t_tree}")
-    t_flat = [t if _check_tangent("jvp", p, t) else Zero(get_aval(p)) for p, t in zip(p_flat, t_flat)]
-    out_trees: list[tree_util.PyTreeDef] = []
-    flat = _flat_fun(fun, p_tree, out_trees)
+        raise TypeError(
+            "primal and tangent arguments to fcore.jvp must have the same tree structure; primals have tree "
+            f"structure {p_tree} whereas tangents have tree structure {t_tree}."
+        )
+    t_flat = [_jvp_tangent(p, t) for p, t in zip(p_flat, t_flat)]
     trace = JVPTrace(current_trace(), f"jvp({fun_name(fun)})")
     with trace_scope(trace):
-        outs = flat(*[JVPTracer(trace, p, t) for p, t in zip(p_flat, t_flat)])
-        pairs = [trace.unpack(o) for o in outs]
+        out = fun(*tree_util.tree_unflatten(p_tree, [JVPTracer(trace, p, t) for p, t in zip(p_flat, t_flat)]))
+        if has_aux:
+            out, aux = _split_aux(out)
+            aux = _strip_aux(trace, aux)
+        out_flat, out_tree = tree_util.tree_flatten(out)
+        pairs = [trace.unpack(o) for o in out_flat]
     primals_out = [p for p, _ in pairs]
-    tangents_out = [ad_util.instantiate(t) for _, t in pairs]
-    return (tree_util.tree_unflatten(out_trees[0], primals_out), tree_util.tree_unflatten(out_trees[0], tangents_out))
+    tangents_out = [_output_tangent(get_aval(p), ad_util.instantiate(t)) for p, t in pairs]
+    result = (tree_util.tree_unflatten(out_tree, primals_out), tree_util.tree_unflatten(out_tree, tangents_out))
+    return (*result, aux) if has_aux else result
 
 
-def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
-    """``(fun(*primals), f_jvp)``: ``f_jvp`` replays only the staged linear part."""
+def _jvp_tangent(p: Any, t: Any) -> Any:
+    """Check tangent ``t`` against primal ``p`` as ``jax.jvp`` does; integer primals get a symbolic zero."""
+    pa = typeof(p)
+    t_shape, t_dtype = _tangent_type(t)
+    want = _tangent_dtype(pa)
+    if t_dtype != want:
+        raise TypeError(
+            "primal and tangent arguments to fcore.jvp do not match; dtypes must be equal, or in case of "
+            f"int/bool primal dtype the tangent dtype must be float0. Got primal dtype {pa.dtype} and so "
+            f"expected tangent dtype {want}, but got tangent dtype {t_dtype} instead."
+        )
+    if t_shape != pa.shape:
+        raise ValueError(
+            "jvp called with different primal and tangent shapes; "
+            f"Got primal shape {pa.shape} and tangent shape as {t_shape}"
+        )
+    return t if has_tangent(pa) else Zero(pa)
+
+
+def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """``(fun(*primals), f_jvp[, aux])``: ``f_jvp`` replays only the staged linear part."""
+    check_callable(fun)
     p_flat, p_tree = tree_util.tree_flatten(primals)
+    in_avals = [typeof(p) for p in p_flat]
+    aux_box: list[Any] = []
+    main = _with_aux_stripped(fun, aux_box) if has_aux else fun
     out_trees: list[tree_util.PyTreeDef] = []
-    lin = linearize_flat(_flat_fun(fun, p_tree, out_trees), p_flat, f"linearize({fun_name(fun)})")
+    lin = linearize_flat(_flat_fun(main, p_tree, out_trees), p_flat, f"linearize({fun_name(fun)})")
     out_tree = out_trees[0]
+    out_avals = [get_aval(o) for o in lin.primals_out]
 
     def f_jvp(*tangents: Any) -> Any:
         t_flat, t_tree = tree_util.tree_flatten(tangents)
         if t_tree != p_tree:
-            raise TypeError(f"linearize: tangent tree {t_tree} does not match primal tree {p_tree}")
-        t_flat = [
-            t if _check_tangent("linearize", p, t, ValueError) else np.zeros(np.shape(p), get_aval(p).dtype)
-            for p, t in zip(p_flat, t_flat)
-        ]
-        return tree_util.tree_unflatten(out_tree, lin.jvp(t_flat))
+            raise TypeError(f"expected {p_tree}, got {t_tree}")
+        for a, t in zip(in_avals, t_flat):
+            t_shape, t_dtype = _tangent_type(t)
+            if (t_shape, t_dtype) != (a.shape, _tangent_dtype(a)):
+                raise ValueError(
+                    "linearized function called on tangent values inconsistent with the original primal "
+                    f"values:\nGot tangent aval {type_str(t_shape, t_dtype)} for primal aval "
+                    f"{type_str(a.shape, a.dtype)} but expected {type_str(a.shape, _tangent_dtype(a))}."
+                )
+        t_flat = [t if has_tangent(a) else np.zeros(a.shape, a.dtype) for a, t in zip(in_avals, t_flat)]
+        outs = [_output_tangent(a, t) for a, t in zip(out_avals, lin.jvp(t_flat))]
+        return tree_util.tree_unflatten(out_tree, outs)
 
-    return tree_util.tree_unflatten(out_tree, lin.primals_out), f_jvp
+    out = tree_util.tree_unflatten(out_tree, lin.primals_out)
+    return (out, f_jvp, aux_box[0]) if has_aux else (out, f_jvp)
 
 
-def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False, reduce_axes: Sequence[Any] = ()) -> Any:
     """``(fun(*primals), f_vjp[, aux])``; ``f_vjp(ct)`` returns a tuple of cotangents."""
+    if reduce_axes:
+        raise NotImplementedError("reduce_axes argument to vjp is deprecated")
+    check_callable(fun)
     p_flat, p_tree = tree_util.tree_flatten(primals)
-    out_trees: list[tree_util.PyTreeDef] = []
+    in_avals = [typeof(p) for p in p_flat]
     aux_box: list[Any] = []
-    if has_aux:
-
-        def main(*args: Any) -> Any:
-            out = fun(*args)
-            if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise TypeError("vjp with has_aux=True requires fun to return a pair (output, aux)")
-            aux_box.append(out[1])
-            return out[0]
-
-    else:
-        main = fun
+    main = _with_aux_stripped(fun, aux_box) if has_aux else fun
+    out_trees: list[tree_util.PyTreeDef] = []
     outs, pullback = vjp_flat(_flat_fun(main, p_tree, out_trees), p_flat, f"vjp({fun_name(fun)})")
     out_tree = out_trees[0]
     out_avals = [get_aval(o) for o in outs]
 
-    def f_vjp(ct: Any) -> tuple[Any, ...]:
+    def f_vjp(ct: Any, *extra: Any) -> tuple[Any, ...]:
+        if extra:
+            raise TypeError(
+                f"The function returned by `fcore.vjp` applied to {fun_name(fun)} was called with "
+                f"{len(extra) + 1} arguments, but functions returned by `fcore.vjp` must be called with a "
+                "single argument corresponding to the single value returned by the function being "
+                "differentiated (even if that returned value is a tuple or other container)."
+            )
         ct_flat, ct_tree = tree_util.tree_flatten(ct)
         if ct_tree != out_tree:
-            raise TypeError(f"vjp: cotangent tree {ct_tree} does not match output tree {out_tree}")
-        for k, (c, a) in enumerate(zip(ct_flat, out_avals)):
-            if tuple(np.shape(c)) != a.shape:
-                raise ValueError(f"vjp: cotangent of shape {np.shape(c)} for an output of shape {a.shape}")
-            if not has_tangent(a):  # integer outputs: any cotangent (JAX's is float0) means zero
-                ct_flat[k] = np.zeros(a.shape, a.dtype)
-            elif (ct_dtype := get_aval(c).dtype) != a.dtype:
-                raise ValueError(
-                    f"vjp: cotangent of dtype {dtypes.dtype_name(ct_dtype)} for an output of dtype "
-                    f"{dtypes.dtype_name(a.dtype)}; they must be equal"
-                )
-        cts = pullback(ct_flat)
+            raise ValueError(
+                "unexpected tree structure: the argument to a VJP function returned by `fcore.vjp` must match "
+                f"the pytree structure of the output of {fun_name(fun)}, {out_tree}, but got {ct_tree}."
+            )
+        cts_in = pullback([_checked_cotangent(c, a) for c, a in zip(ct_flat, out_avals)])
+        cts = [_output_tangent(a, c) for a, c in zip(in_avals, cts_in)]
         result: tuple[Any, ...] = tree_util.tree_unflatten(p_tree, cts)
         return result
 
     out = tree_util.tree_unflatten(out_tree, outs)
-    if has_aux:
-        return out, f_vjp, aux_box[0]
-    return out, f_vjp
+    return (out, f_vjp, aux_box[0]) if has_aux else (out, f_vjp)
 
 
-def _check_grad_inputs(name: str, leaves: Sequence[Any]) -> None:
-    for x in leaves:
-        dt = get_aval(x).dtype
-        if not dtypes.is_inexact(dt):
-            raise TypeError(
-                f"{name} requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
-                f"np.inexact), but got {dtypes.dtype_name(dt)}. If you want integer inputs, use vjp."
-            )
+def _checked_cotangent(ct: Any, aval: ShapedArray) -> Any:
+    """The cotangent for an output of type ``aval``, checked as JAX does.
+
+    For an integer output any cotangent of its shape (JAX's is ``float0``) means zero."""
+    shape, dtype = _tangent_type(ct)
+    if shape == aval.shape and (dtype == aval.dtype or not has_tangent(aval)):
+        return ct if has_tangent(aval) else np.zeros(aval.shape, aval.dtype)
+    raise ValueError(
+        "unexpected type (e.g. shape/dtype) for argument to VJP function: got "
+        f"{type_str(shape, dtype)}, but expected {type_str(aval.shape, _tangent_dtype(aval))} because the "
+        f"corresponding output of the differentiated function had type {type_str(aval.shape, aval.dtype)}"
+    )
 
 
 def value_and_grad(
-    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
 ) -> Callable[..., Any]:
-    """``(fun(*args), d fun / d args[argnums])`` for a scalar real-valued ``fun``."""
-    nums = normalize_argnums(argnums)
+    """``(fun(*args), d fun / d args[argnums])`` for a scalar ``fun`` (real, or complex if ``holomorphic``)."""
+    if reduce_axes:
+        raise NotImplementedError("reduce_axes argument to grad is deprecated")
+    check_callable(fun)
+    nums = ensure_index(argnums)
 
     @functools.wraps(fun)
     def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
-        for i in nums:
-            if not -len(args) <= i < len(args):
-                raise ValueError(
-                    f"differentiating with respect to argnums={argnums} requires at least {max(nums) + 1} "
-                    f"positional arguments, but {fun_name(fun)} was called with {len(args)}"
-                )
-        idx = [i % len(args) for i in nums]
-        diff_args = tuple(args[i] for i in idx)
-
-        def partial_fun(*diff: Any) -> Any:
-            full = list(args)
-            for i, d in zip(idx, diff):
-                full[i] = d
-            return fun(*full, **kwargs)
-
-        _check_grad_inputs("grad", tree_util.tree_leaves(diff_args))
+        check_grad_argnums(nums, len(args))
+        f_partial, dyn_args = argnums_partial(fun, nums, args, kwargs)
+        leaves_checked(functools.partial(check_input_dtype_revderiv, "grad", holomorphic, allow_int), dyn_args)
         if has_aux:
-            out, f_vjp, aux = vjp(partial_fun, *diff_args, has_aux=True)
+            out, f_vjp, aux = vjp(f_partial, *dyn_args, has_aux=True)
         else:
-            out, f_vjp = vjp(partial_fun, *diff_args)
-        aval = get_aval(out) if not isinstance(out, (tuple, list, dict)) else None
-        if aval is None or aval.shape != ():
-            shape = aval.shape if aval is not None else type(out).__name__
-            raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {shape}.")
-        if not dtypes.is_inexact(aval.dtype) or dtypes.is_complex(aval.dtype):
-            raise TypeError(
-                "grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
-                f"but got {dtypes.dtype_name(aval.dtype)}."
-            )
+            out, f_vjp = vjp(f_partial, *dyn_args)
+        check_scalar(out)
+        check_output_dtype_revderiv("grad", holomorphic, out)
+        aval = get_aval(out)
         grads = f_vjp(ArrayImpl(np.ones((), aval.dtype), aval.weak_type))
-        g = grads[0] if isinstance(argnums, int) else tuple(grads)
+        g = grads[0] if isinstance(nums, int) else grads
         return ((out, aux), g) if has_aux else (out, g)
 
     return value_and_grad_f
 
 
-def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable[..., Any]:
-    """The gradient of a scalar real-valued ``fun`` with respect to ``args[argnums]``."""
-    vg = value_and_grad(fun, argnums, has_aux)
+def grad(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
+) -> Callable[..., Any]:
+    """The gradient of a scalar ``fun`` with respect to ``args[argnums]`` (``(grad, aux)`` with ``has_aux``)."""
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
 
     @functools.wraps(fun)
     def grad_f(*args: Any, **kwargs: Any) -> Any:
-        (value, g) = vg(*args, **kwargs)
-        if has_aux:
-            return g, value[1]
-        return g
+        value, g = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
 
     return grad_f
-
-
-def _std_basis(leaves: Sequence[Any]) -> tuple[list[Any], int]:
-    sizes = [get_aval(x).size for x in leaves]
-    n = sum(sizes)
-    basis = []
-    offset = 0
-    for x, size in zip(leaves, sizes):
-        a = get_aval(x)
-        eye = np.zeros((n, size), dtype=a.dtype)
-        eye[offset : offset + size] = np.eye(size, dtype=a.dtype)
-        basis.append(ArrayImpl(eye.reshape((n,) + a.shape), False))
-        offset += size
-    return basis, n
-
-
-def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """Jacobian by forward mode: ``vmap`` of ``jvp`` over the standard basis."""
-    from fcore.api.vectorize import vmap
-
-    nums = normalize_argnums(argnums)
-
-    def jac(*args: Any) -> Any:
-        idx = [i % len(args) for i in nums]
-        diff = tuple(args[i] for i in idx)
-        d_flat, d_tree = tree_util.tree_flatten(diff)
-        _check_grad_inputs("jacfwd", d_flat)
-        basis, _ = _std_basis(d_flat)
-
-        def pushfwd(*tangent_leaves: Any) -> Any:
-            def partial_fun(*dargs: Any) -> Any:
-                full = list(args)
-                for i, d in zip(idx, dargs):
-                    full[i] = d
-                return fun(*full)
-
-            return jvp(partial_fun, diff, tree_util.tree_unflatten(d_tree, tangent_leaves))[1]
-
-        jac_t = vmap(pushfwd, out_axes=-1)(*basis)  # outputs with a trailing input-flat axis
-        return _split_jacobian(jac_t, d_flat, d_tree, isinstance(argnums, int))
-
-    return jac
-
-
-def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """Jacobian by reverse mode: ``vmap`` of the pullback over the output basis."""
-    from fcore.api.vectorize import vmap
-
-    nums = normalize_argnums(argnums)
-
-    def jac(*args: Any) -> Any:
-        idx = [i % len(args) for i in nums]
-        diff = tuple(args[i] for i in idx)
-        _check_grad_inputs("jacrev", tree_util.tree_leaves(diff))
-
-        def partial_fun(*dargs: Any) -> Any:
-            full = list(args)
-            for i, d in zip(idx, dargs):
-                full[i] = d
-            return fun(*full)
-
-        out, f_vjp = vjp(partial_fun, *diff)
-        o_flat, o_tree = tree_util.tree_flatten(out)
-        basis, _ = _std_basis(o_flat)
-        cts = vmap(lambda *c: f_vjp(tree_util.tree_unflatten(o_tree, c)))(*basis)
-        # cts: tuple over diff args of pytrees with a leading output-flat axis.
-        out_avals = [get_aval(o) for o in o_flat]
-        from fcore import numpy as fnp
-
-        def per_output(ct_leaf: Any) -> Any:
-            pieces = []
-            offset = 0
-            for a in out_avals:
-                piece = ct_leaf[offset : offset + a.size]
-                pieces.append(fnp.reshape(piece, a.shape + tuple(ct_leaf.shape[1:])))
-                offset += a.size
-            return tree_util.tree_unflatten(o_tree, pieces)
-
-        per_arg = cts[0] if isinstance(argnums, int) else tuple(cts)
-        arg_tree = tree_util.tree_structure(per_arg)
-        blocks = tree_util.tree_map(per_output, per_arg)
-        return tree_util.tree_transpose(arg_tree, o_tree, blocks)
-
-    return jac
-
-
-def _split_jacobian(jac_t: Any, d_flat: Sequence[Any], d_tree: tree_util.PyTreeDef, single: bool) -> Any:
-    from fcore import numpy as fnp
-
-    d_avals = [get_aval(x) for x in d_flat]
-
-    def split(leaf: Any) -> Any:
-        pieces = []
-        offset = 0
-        lead = tuple(leaf.shape[:-1])
-        for a in d_avals:
-            piece = leaf[..., offset : offset + a.size]
-            pieces.append(fnp.reshape(piece, lead + a.shape))
-            offset += a.size
-        args = tree_util.tree_unflatten(d_tree, pieces)
-        return args[0] if single else args
-
-    return tree_util.tree_map(split, jac_t)
-
-
-def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """``jacfwd(jacrev(fun))``."""
-    return jacfwd(jacrev(fun, argnums), argnums)

@@ -1,144 +1,161 @@
-"""``vmap``: vectorizing a function over a leading (or any) axis of its arguments."""
+"""``vmap``: vectorizing a function over an axis of its arguments, as ``jax.vmap``.
+
+``in_axes`` covers the positional arguments (keyword arguments are always mapped over axis 0),
+``out_axes`` the outputs; both are pytree prefixes of ints and ``None`` (unmapped). ``float0``
+arrays (tangents of integers) have no values to batch: they are sliced and re-broadcast here.
+"""
 
 from __future__ import annotations
 
-import collections
 import functools
-import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from fcore import tree_util
+from fcore.api._diff_args import check_callable, typeof
+from fcore.api._float0 import float0_zeros, is_float0
+from fcore.api._vmap_errors import inconsistent_sizes, leaf_paths, not_a_prefix
 from fcore.api.staging import fun_name
 from fcore.interpreters.eval import get_aval
 from fcore.interpreters.stack import current_trace, set_current_trace, trace_scope
-from fcore.ir import dtypes
+from fcore.interpreters.trace import Tracer
 from fcore.transforms.batching import BatchTrace, BatchTracer, bdim_at
 
 
-def _check_axis(axis: Any, what: str) -> int | None:
-    if axis is None or isinstance(axis, int):
-        return axis
-    raise ValueError(f"vmap {what} must be an int, None, or a pytree prefix of them; got {axis!r}")
+def _check_axes_spec(name: str, axes: Any) -> None:
+    if not all(type(leaf) is int for leaf in tree_util.tree_leaves(axes)):
+        raise TypeError(f"vmap {name} must be an int, None, or (nested) container with those types as leaves, but got {axes}.")
 
 
-def _leaf_paths(treedef: tree_util.PyTreeDef, prefix: str) -> list[str]:
-    """The key path of each leaf of ``treedef`` after ``prefix`` (``['a'][0]``, as JAX's ``keystr``)."""
-    if treedef.num_leaves == 0:
-        return []
-    node = treedef.node_data()
-    if node is None:
-        return [prefix]
-    typ, data = node
-    children = treedef.children()
-    if issubclass(typ, dict) and isinstance(data, (list, tuple)):
-        keys = [f"[{k!r}]" for k in data]
-    elif issubclass(typ, tuple) and hasattr(typ, "_fields"):
-        keys = [f".{name}" for name in typ._fields]
-    else:
-        keys = [f"[{i}]" for i in range(len(children))]
-    return [path for key, child in zip(keys, children) for path in _leaf_paths(child, prefix + key)]
-
-
-def _inconsistent_sizes(
-    fun: Callable[..., Any], in_tree: tree_util.PyTreeDef, flat: Sequence[Any], axes: Sequence[int | None],
-    sizes: dict[int, int], axis_size: int | None,
-) -> ValueError:
-    """JAX's message: each distinct size with one argument (by parameter name and key path) that has it."""
+def _broadcast_axes(name: str, axes: Any, tree: Any, shown: tuple[Any, Any] | None = None) -> list[Any]:
+    """One axis per leaf of ``tree``. A prefix error names the mismatch between ``shown``'s
+    (prefix, value) pair, by default ``(axes, tree)`` (``vmap`` shows only the positional part)."""
     try:
-        params = list(inspect.signature(fun).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    paths: list[str] = []
-    for i, child in enumerate(in_tree.children()):
-        named = i < len(params) and params[i].kind in positional
-        paths += _leaf_paths(child, f"argument {params[i].name}" if named else f"args[{i}]")
-    lines = ["vmap got inconsistent sizes for array axes to be mapped:"]
-    if axis_size is not None:
-        lines.append(f"  * the `axis_size` argument was {axis_size};")
-    counts = collections.Counter(sizes.values()).most_common()
-    for rank, (size, count) in enumerate(counts):
-        i = next(k for k, s in sizes.items() if s == size)
-        aval = get_aval(flat[i])
-        example = f"axis {axes[i]} of {paths[i]} of type {dtypes.dtype_name(aval.dtype)}[{','.join(map(str, aval.shape))}]"
-        if count == 1:
-            lines.append(f"  * one axis had size {size}: {example};")
-        else:
-            many = "most" if rank == 0 else "some"
-            lines.append(f"  * {many} axes ({count} of them) had size {size}, e.g. {example};")
-    return ValueError("\n".join(lines)[:-1])
+        return tree_util.broadcast_prefix(axes, tree)
+    except ValueError as e:
+        prefix, full = (axes, tree) if shown is None else shown
+        raise not_a_prefix(name, prefix, full, str(e)) from None
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return tuple(np.shape(x)) if is_float0(x) else typeof(x).shape
+
+
+def _mapped_size(x: Any, axis: int) -> int:
+    shape = _shape(x)
+    if not -len(shape) <= axis < len(shape):
+        raise ValueError(
+            f"vmap was requested to map its argument along axis {axis}, which implies that its rank should be "
+            f"at least {axis + 1 if axis >= 0 else -axis}, but is only {len(shape)} (its shape is {shape})"
+        )
+    return shape[axis]
+
+
+def _check_output(x: Any) -> None:
+    if isinstance(x, Tracer) or is_float0(x):
+        return
+    try:
+        get_aval(x)
+    except TypeError:
+        raise TypeError(f"Output from batched function {x!r} with type {type(x)} is not a valid JAX type") from None
 
 
 def vmap(
     fun: Callable[..., Any],
     in_axes: Any = 0,
     out_axes: Any = 0,
+    axis_name: Any = None,
     axis_size: int | None = None,
+    spmd_axis_name: Any = None,
 ) -> Callable[..., Any]:
-    """Vectorize ``fun``: ``in_axes``/``out_axes`` are pytree prefixes of ints or ``None``."""
+    """Vectorize ``fun``; ``in_axes``/``out_axes`` are pytree prefixes of ints or ``None``.
+
+    ``axis_name`` and ``spmd_axis_name`` are accepted for JAX compatibility; fcore has no
+    collectives or sharding that could refer to them.
+    """
+    check_callable(fun)
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
+    if not (in_axes is None or type(in_axes) in (int, tuple)):
+        raise TypeError(
+            "vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional "
+            f"arguments passed to the function, but got {in_axes}."
+        )
+    _check_axes_spec("in_axes", in_axes)
+    _check_axes_spec("out_axes", out_axes)
 
     @functools.wraps(fun)
     def vmapped(*args: Any, **kwargs: Any) -> Any:
-        if kwargs:
-            raise TypeError("vmap does not support keyword arguments; pass them positionally")
-        flat, in_tree = tree_util.tree_flatten(args)
-        try:
-            axes = tree_util.broadcast_prefix(
-                in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args), args, is_leaf=lambda x: x is None
-            )
-        except ValueError as e:
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(
-                f"vmap in_axes must be a tree prefix of the arguments of {fun_name(fun)}: {e}"
-            ) from None
-        axes = [_check_axis(a, "in_axes") for a in axes]
-        sizes = {}
-        for i, (x, ax) in enumerate(zip(flat, axes)):
-            if ax is None:
-                continue
-            aval = get_aval(x)
-            if not -aval.ndim <= ax < aval.ndim:
-                raise ValueError(
-                    f"vmap was requested to map its argument along axis {ax}, which implies that its rank "
-                    f"should be at least {ax + 1 if ax >= 0 else -ax}, but is only {aval.ndim} "
-                    f"(its shape is {aval.shape})"
-                )
-            sizes[i] = aval.shape[ax]
-        size_set = set(sizes.values())
-        if axis_size is not None:
-            size_set.add(axis_size)
-        if not size_set:
-            raise ValueError("vmap must have at least one non-None value in in_axes (or pass axis_size)")
-        if len(size_set) > 1:
-            raise _inconsistent_sizes(fun, in_tree, flat, axes, sizes, axis_size)
-        n = size_set.pop()
+                "vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional "
+                f"arguments passed to the function, but got len(in_axes)={len(in_axes)}, len(args)={len(args)} "
+                "(a tuple in_axes is a tree prefix of the tuple of positional arguments)"
+            )
+        flat, in_tree = tree_util.tree_flatten((args, kwargs))
+        axes = _broadcast_axes("vmap in_axes", (in_axes, 0), (args, kwargs), (in_axes, args))
+        sizes = [None if ax is None else _mapped_size(x, ax) for x, ax in zip(flat, axes)]
+        n = _axis_size(fun, args, kwargs, flat, axes, sizes, axis_size)
         trace = BatchTrace(current_trace(), n, f"vmap({fun_name(fun)})")
         with trace_scope(trace):
-            tracers = [
-                x if ax is None else BatchTracer(trace, x, ax % get_aval(x).ndim) for x, ax in zip(flat, axes)
-            ]
-            out = fun(*tree_util.tree_unflatten(in_tree, tracers))
+            inputs = [_batched_input(trace, x, ax) for x, ax in zip(flat, axes)]
+            in_args, in_kwargs = tree_util.tree_unflatten(in_tree, inputs)
+            out = fun(*in_args, **in_kwargs)
             out_flat, out_tree = tree_util.tree_flatten(out)
+            for o in out_flat:
+                _check_output(o)
             pairs = [trace.unpack(o) for o in out_flat]
-        try:
-            o_axes = tree_util.broadcast_prefix(out_axes, out, is_leaf=lambda x: x is None)
-        except ValueError as e:
-            raise ValueError(f"vmap out_axes must be a tree prefix of the outputs of {fun_name(fun)}: {e}") from None
-        results = []
+        o_axes = _broadcast_axes("vmap out_axes", out_axes, out)
+        paths = leaf_paths(out_tree, "")
         with set_current_trace(trace.parent):
-            for (v, d), want in zip(pairs, o_axes):
-                want = _check_axis(want, "out_axes")
-                if want is None:
-                    if d is not None:
-                        raise ValueError(
-                            f"vmap has mapped output but out_axes is None (output of shape {get_aval(v).shape})"
-                        )
-                    results.append(v)
-                else:
-                    rank = get_aval(v).ndim + (1 if d is None else 0)
-                    results.append(bdim_at(v, d, n, want % rank))
+            results = [_place_output(v, d, want, n, path) for (v, d), want, path in zip(pairs, o_axes, paths)]
         return tree_util.tree_unflatten(out_tree, results)
 
     return vmapped
+
+
+def _axis_size(
+    fun: Callable[..., Any], args: Any, kwargs: dict[str, Any], flat: list[Any], axes: list[Any],
+    sizes: list[int | None], axis_size: int | None,
+) -> int:
+    if not flat:
+        if axis_size is not None:
+            return axis_size
+        raise ValueError(
+            "vmap wrapped function must be passed at least one argument containing an array or axis_size must "
+            f"be specified, got empty *args={args} and **kwargs={kwargs}"
+        )
+    distinct = {s for s in sizes if s is not None}
+    if axis_size is not None:
+        distinct.add(axis_size)
+    if not distinct:
+        raise ValueError("vmap must have at least one non-None value in in_axes or axis_size must be specified")
+    if len(distinct) > 1:
+        raise inconsistent_sizes(fun, args, kwargs, flat, axes, sizes, axis_size)
+    return distinct.pop()
+
+
+def _batched_input(trace: BatchTrace, x: Any, axis: int | None) -> Any:
+    if axis is None:
+        return x
+    if is_float0(x):  # no values to batch: one example's shape
+        shape = np.shape(x)
+        return float0_zeros(shape[: axis % len(shape)] + shape[axis % len(shape) + 1 :])
+    return BatchTracer(trace, x, axis % get_aval(x).ndim)
+
+
+def _place_output(v: Any, d: int | None, want: int | None, n: int, path: str) -> Any:
+    """Output ``v`` (batched at ``d``) with its batch axis at ``want`` (``None``: must be unbatched)."""
+    if want is None:
+        if d is not None:
+            raise ValueError(f"at vmap out_axes{path}, got axis spec None but output was batched on axis {d}")
+        return v
+    rank = len(_shape(v)) + (1 if d is None else 0)
+    if not -rank <= want < rank:
+        raise ValueError(f"axis {want} is out of bounds for array of dimension {rank}")
+    if is_float0(v):
+        shape = _shape(v)
+        return float0_zeros(shape[: want % rank] + (n,) + shape[want % rank :])
+    return bdim_at(v, d, n, want % rank)
