@@ -1,59 +1,121 @@
-"""Context-local configuration: 64-bit mode, promotion mode, verify-each.
+"""Configuration: 64-bit mode, promotion mode, verify-each.
 
-A leaf module (imports nothing of fcore). Every setting is a ``ContextVar`` so that
-threads and asyncio tasks each see their own value, as SPEC §3.1 requires.
+A leaf module (imports nothing of fcore). As in JAX, each setting has a process-wide
+value, set by ``config.update`` (or an environment variable at start-up), and the
+context managers (``enable_x64``, ``numpy_dtype_promotion``, ``verify_each``) override it
+*context-locally*: each setting is a ``ContextVar`` whose unset state means "the global
+value", so threads and asyncio tasks each see their own override (SPEC §3.1) while
+``config.update`` reaches every thread, including ones started later.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Literal
 
 PromotionMode = Literal["standard", "strict"]
 
-_x64: ContextVar[bool] = ContextVar(
-    "fcore_enable_x64", default=os.environ.get("FCORE_ENABLE_X64", "0") in ("1", "true", "True")
-)
-_promotion: ContextVar[PromotionMode] = ContextVar("fcore_numpy_dtype_promotion", default="standard")
-_verify: ContextVar[bool] = ContextVar(
-    "fcore_verify_each", default=os.environ.get("FCORE_VERIFY", "0") in ("1", "true", "True")
-)
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "0") in ("1", "true", "True")
 
 
-# The getters are the context variables' own ``get`` methods: they are read on every
-# primitive application, so no Python frame sits in between.
+class _Globals:
+    """The process-wide values (what ``config.update`` sets)."""
 
-#: ``x64_enabled()``: whether 64-bit dtypes are kept (off by default, as in JAX).
-x64_enabled: Callable[[], bool] = _x64.get
+    __slots__ = ("x64", "promotion", "verify")
 
-#: ``promotion_mode()``: ``"standard"`` or ``"strict"`` dtype promotion.
-promotion_mode: Callable[[], PromotionMode] = _promotion.get
+    def __init__(self) -> None:
+        self.x64 = _env_flag("FCORE_ENABLE_X64")
+        self.promotion: PromotionMode = "standard"
+        self.verify = _env_flag("FCORE_VERIFY")
 
-#: ``verify_enabled()``: whether every jaxpr fcore produces is type-checked (MLIR's verify-each).
-verify_enabled: Callable[[], bool] = _verify.get
+
+_globals = _Globals()
+# Context-local overrides; no default, so ``get(global value)`` falls back to the global.
+_x64: ContextVar[bool] = ContextVar("fcore_enable_x64")
+_promotion: ContextVar[PromotionMode] = ContextVar("fcore_numpy_dtype_promotion")
+_verify: ContextVar[bool] = ContextVar("fcore_verify_each")
+
+# The getters are read on every primitive application: one ContextVar lookup each.
+
+
+def x64_enabled() -> bool:
+    """Whether 64-bit dtypes are kept (off by default, as in JAX)."""
+    return _x64.get(_globals.x64)
+
+
+def promotion_mode() -> PromotionMode:
+    """``"standard"`` or ``"strict"`` dtype promotion."""
+    return _promotion.get(_globals.promotion)
+
+
+def verify_enabled() -> bool:
+    """Whether every jaxpr fcore produces is type-checked (MLIR's verify-each)."""
+    return _verify.get(_globals.verify)
+
+
+def _promotion_mode(value: object) -> PromotionMode:
+    if value == "standard" or value == "strict":
+        return value
+    raise ValueError(f"numpy_dtype_promotion must be 'standard' or 'strict', got {value!r}")
+
+
+_ALIASES = {
+    "jax_enable_x64": "enable_x64",
+    "jax_numpy_dtype_promotion": "numpy_dtype_promotion",
+    "fcore_verify": "verify",
+}
 
 
 class Config:
-    """``fcore.config.update(name, value)`` as in ``jax.config.update``."""
+    """``fcore.config``: ``update(name, value)`` and ``read(name)`` as in ``jax.config``.
+
+    Names: ``enable_x64`` (alias ``jax_enable_x64``), ``numpy_dtype_promotion`` (alias
+    ``jax_numpy_dtype_promotion``), ``verify`` (alias ``fcore_verify``). An update is
+    process-wide; a ``with`` block of the matching context manager still overrides it.
+    """
 
     def update(self, name: str, value: object) -> None:
-        if name in ("enable_x64", "jax_enable_x64"):
-            _x64.set(bool(value))
-        elif name in ("numpy_dtype_promotion", "jax_numpy_dtype_promotion"):
-            if value not in ("standard", "strict"):
-                raise ValueError(f"numpy_dtype_promotion must be 'standard' or 'strict', got {value!r}")
-            _promotion.set("strict" if value == "strict" else "standard")
-        elif name in ("verify", "fcore_verify"):
-            _verify.set(bool(value))
+        key = _ALIASES.get(name, name)
+        if key == "enable_x64":
+            _globals.x64 = bool(value)
+        elif key == "numpy_dtype_promotion":
+            _globals.promotion = _promotion_mode(value)
+        elif key == "verify":
+            _globals.verify = bool(value)
         else:
             raise ValueError(f"unknown config option {name!r}")
 
+    def read(self, name: str) -> bool | str:
+        """The value in effect here (the context-local override, else the global value)."""
+        key = _ALIASES.get(name, name)
+        if key == "enable_x64":
+            return x64_enabled()
+        if key == "numpy_dtype_promotion":
+            return promotion_mode()
+        if key == "verify":
+            return verify_enabled()
+        raise ValueError(f"unknown config option {name!r}")
+
     @property
     def enable_x64(self) -> bool:
-        return _x64.get()
+        return x64_enabled()
+
+    @property
+    def jax_enable_x64(self) -> bool:
+        return x64_enabled()
+
+    @property
+    def numpy_dtype_promotion(self) -> PromotionMode:
+        return promotion_mode()
+
+    @property
+    def jax_numpy_dtype_promotion(self) -> PromotionMode:
+        return promotion_mode()
 
 
 config = Config()
@@ -62,7 +124,7 @@ config = Config()
 @contextlib.contextmanager
 def enable_x64(new_val: bool = True) -> Iterator[None]:
     """Turn 64-bit mode on (or off) inside a ``with`` block, context-locally."""
-    token = _x64.set(new_val)
+    token = _x64.set(bool(new_val))
     try:
         yield
     finally:
@@ -72,9 +134,7 @@ def enable_x64(new_val: bool = True) -> Iterator[None]:
 @contextlib.contextmanager
 def numpy_dtype_promotion(mode: PromotionMode) -> Iterator[None]:
     """``"standard"`` or ``"strict"`` implicit dtype promotion inside a ``with`` block."""
-    if mode not in ("standard", "strict"):
-        raise ValueError(f"numpy_dtype_promotion must be 'standard' or 'strict', got {mode!r}")
-    token = _promotion.set(mode)
+    token = _promotion.set(_promotion_mode(mode))
     try:
         yield
     finally:

@@ -16,5 +16,8 @@ from fcore.ir.primitive import Primitive as Primitive, lookup_primitive as looku
 from fcore.ir.printer import pp_jaxpr
 from fcore.ir.typecheck import JaxprType as JaxprType, typecheck as typecheck
 from fcore.interpreters.eval_jaxpr import eval_jaxpr as eval_jaxpr, jaxpr_as_fun as jaxpr_as_fun
+from fcore.transforms.ad_util import UndefinedPrimal as UndefinedPrimal, Zero as Zero
+from fcore.transforms.ad_util import is_undefined
 
 pretty_print = pp_jaxpr  # SPEC's name for the printer
+is_undefined_primal = is_undefined  # JAX's name: is this transpose-rule input a linear one?

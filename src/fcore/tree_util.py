@@ -28,20 +28,36 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import Any, Final, NamedTuple, NoReturn, Protocol, Self, TypeVar
 
 import attrs
 
 __all__ = [
+    "DictKey",
+    "FlattenedIndexKey",
+    "GetAttrKey",
+    "KeyEntry",
+    "KeyPath",
+    "Partial",
     "PyTreeDef",
+    "SequenceKey",
+    "all_leaves",
     "broadcast_prefix",
+    "keystr",
     "register_dataclass",
     "register_pytree_node",
     "register_pytree_node_class",
+    "register_pytree_with_keys",
+    "tree_all",
     "tree_flatten",
+    "tree_flatten_with_path",
     "tree_leaves",
+    "tree_leaves_with_path",
     "tree_map",
+    "tree_map_with_path",
+    "tree_reduce",
     "tree_structure",
     "tree_transpose",
     "tree_unflatten",
@@ -74,10 +90,15 @@ _NONE_NODE: Final[_Node] = (_NONE, type(None), None, 0, 0, 1)
 
 
 class _Entry(NamedTuple):
-    """A registered custom node type's flatten and unflatten functions."""
+    """A registered custom node type's flatten and unflatten functions.
+
+    ``flatten_with_keys``, when given, returns ``((key, child), ...), aux``: the keys
+    that name the children in key paths (``FlattenedIndexKey(i)`` otherwise).
+    """
 
     flatten: Callable[[Any], tuple[Iterable[Any], Hashable]]
     unflatten: Callable[[Any, tuple[Any, ...]], Any]
+    flatten_with_keys: Callable[[Any], tuple[Iterable[tuple[Any, Any]], Hashable]] | None = None
 
 
 # The registry of custom node types (private; see register_pytree_node).
@@ -429,6 +450,9 @@ def _key_path(nodes: tuple[_Node, ...], target: int) -> str:
 # Flattening
 # ---------------------------------------------------------------------------
 
+# The "no initializer" default of tree_reduce.
+_MISSING: Final = object()
+
 # Flattening is iterative, so depth is bounded only by memory; a cyclic
 # container would otherwise grow the stack forever.
 _MAX_DEPTH: Final = 100_000
@@ -639,6 +663,184 @@ def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None, py
     return inner_treedef.unflatten(columns)
 
 
+def tree_reduce(
+    function: Callable[[T, Any], T], tree: Any, initializer: Any = _MISSING, is_leaf: IsLeaf = None
+) -> T:
+    """``functools.reduce`` over the leaves of ``tree`` (as JAX)."""
+    leaves = tree_leaves(tree, is_leaf)
+    result: T = (
+        functools.reduce(function, leaves) if initializer is _MISSING else functools.reduce(function, leaves, initializer)
+    )
+    return result
+
+
+def tree_all(tree: Any, *, is_leaf: IsLeaf = None) -> bool:
+    """Whether every leaf of ``tree`` is truthy."""
+    return all(tree_leaves(tree, is_leaf))
+
+
+def all_leaves(iterable: Iterable[Any], is_leaf: IsLeaf = None) -> bool:
+    """Whether every element of ``iterable`` is a leaf (``None`` and containers are not)."""
+    items = list(iterable)
+    leaves = tree_leaves(items, is_leaf)
+    return len(leaves) == len(items) and all(a is b for a, b in zip(leaves, items))
+
+
+# ---------------------------------------------------------------------------
+# Key paths: where a leaf sits in its tree (``tree_flatten_with_path``, ``keystr``)
+# ---------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class DictKey:
+    """A dict (or ``OrderedDict``/``defaultdict``) entry, printed ``['key']``."""
+
+    key: Hashable
+
+    def __str__(self) -> str:
+        return f"[{self.key!r}]"
+
+
+@attrs.frozen(slots=True)
+class SequenceKey:
+    """A tuple or list element, printed ``[0]``."""
+
+    idx: int
+
+    def __str__(self) -> str:
+        return f"[{self.idx}]"
+
+
+@attrs.frozen(slots=True)
+class GetAttrKey:
+    """A namedtuple or dataclass field, printed ``.name``."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f".{self.name}"
+
+
+@attrs.frozen(slots=True)
+class FlattenedIndexKey:
+    """The i-th child of a custom node registered without keys, printed ``[<flat index i>]``."""
+
+    key: int
+
+    def __str__(self) -> str:
+        return f"[<flat index {self.key}>]"
+
+
+KeyEntry = DictKey | SequenceKey | GetAttrKey | FlattenedIndexKey | Any
+"""One step of a key path (custom nodes may use keys of their own)."""
+KeyPath = tuple[KeyEntry, ...]
+
+
+def _simple_key(key: KeyEntry) -> str:
+    if isinstance(key, DictKey):
+        return str(key.key)
+    if isinstance(key, SequenceKey):
+        return str(key.idx)
+    if isinstance(key, GetAttrKey):
+        return key.name
+    if isinstance(key, FlattenedIndexKey):
+        return str(key.key)
+    return str(key)
+
+
+def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
+    """A key path as text: ``['a'][0].x`` (``simple=True``: ``a0x``, joined by ``separator``)."""
+    return separator.join(_simple_key(k) if simple else str(k) for k in keys)
+
+
+def _keyed_children(x: Any, typ: type[Any], path: KeyPath) -> tuple[int, list[tuple[KeyPath, Any]], Any] | None:
+    """``(kind, [(child path, child)], node data)`` of node ``x``, or ``None`` if it is a leaf."""
+    if typ is tuple or typ is list:
+        return (_TUPLE if typ is tuple else _LIST), [(path + (SequenceKey(i),), c) for i, c in enumerate(x)], None
+    if typ is dict:
+        keys = _sorted_keys(x)
+        return _DICT, [(path + (DictKey(k),), x[k]) for k in keys], keys
+    entry = _registry.get(typ)
+    if entry is not None:
+        if entry.flatten_with_keys is not None:
+            pairs, data = entry.flatten_with_keys(x)
+            return _CUSTOM, [(path + (k,), c) for k, c in pairs], data
+        children, data = entry.flatten(x)
+        return _CUSTOM, [(path + (FlattenedIndexKey(i),), c) for i, c in enumerate(children)], data
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return _NAMEDTUPLE, [(path + (GetAttrKey(f),), c) for f, c in zip(x._fields, x)], None
+    return None
+
+
+def tree_flatten_with_path(
+    tree: Any, is_leaf: Callable[..., bool] | None = None, is_leaf_takes_path: bool = False
+) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
+    """``tree_flatten`` that also says where each leaf is: ``([(key path, leaf)], treedef)``.
+
+    ``is_leaf`` is called as ``is_leaf(x)``, or ``is_leaf(path, x)`` with ``is_leaf_takes_path``.
+    """
+    pairs: list[tuple[KeyPath, Any]] = []
+    nodes: list[_Node] = []
+    node_types = _node_types
+    root: list[tuple[KeyPath, Any]] = [((), tree)]
+    stack: list[tuple[Iterator[tuple[KeyPath, Any]], int, type[Any], Any, int, int, int]] = [
+        (iter(root), -1, object, None, 1, 0, 0)
+    ]
+    while stack:
+        frame = stack[-1]
+        for path, x in frame[0]:
+            if is_leaf is not None and (is_leaf(path, x) if is_leaf_takes_path else is_leaf(x)):
+                pairs.append((path, x))
+                nodes.append(_LEAF_NODE)
+                continue
+            typ = type(x)
+            if x is None:
+                nodes.append(_NONE_NODE)
+                continue
+            node = _keyed_children(x, typ, path) if typ in node_types or isinstance(x, tuple) else None
+            if node is None:
+                pairs.append((path, x))
+                nodes.append(_LEAF_NODE)
+                continue
+            kind, children, data = node
+            if not children:
+                nodes.append((kind, typ, data, 0, 0, 1))
+                continue
+            if len(stack) >= _MAX_DEPTH:
+                raise RecursionError(
+                    f"tree_flatten_with_path: pytree deeper than {_MAX_DEPTH} nodes; "
+                    "it probably contains a reference cycle."
+                )
+            stack.append((iter(children), kind, typ, data, len(children), len(pairs), len(nodes)))
+            break
+        else:
+            stack.pop()
+            _, kind, typ, data, arity, leaves0, nodes0 = frame
+            if kind >= 0:
+                nodes.append((kind, typ, data, arity, len(pairs) - leaves0, len(nodes) - nodes0 + 1))
+    return pairs, _make_treedef(tuple(nodes))
+
+
+def tree_leaves_with_path(
+    tree: Any, is_leaf: Callable[..., bool] | None = None, is_leaf_takes_path: bool = False
+) -> list[tuple[KeyPath, Any]]:
+    """``[(key path, leaf)]`` in flatten order."""
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
+
+
+def tree_map_with_path(
+    f: Callable[..., Any],
+    tree: Any,
+    *rest: Any,
+    is_leaf: Callable[..., bool] | None = None,
+    is_leaf_takes_path: bool = False,
+) -> Any:
+    """``tree_map`` whose ``f`` also receives each leaf's key path: ``f(path, x, *xs)``."""
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
+    others = [treedef.flatten_up_to(r) for r in rest]
+    return treedef.unflatten([f(path, x, *xs) for (path, x), *xs in zip(pairs, *others)])
+
+
 # ---------------------------------------------------------------------------
 # Registration
 # ---------------------------------------------------------------------------
@@ -657,10 +859,35 @@ def register_pytree_node(
     the node; ``children`` is a tuple.  Registering a type twice is an error,
     since silently changing how existing treedefs rebuild would be a bug.
     """
+    _register(nodetype, _Entry(flatten_func, unflatten_func))
+
+
+def _register(nodetype: type[Any], entry: _Entry) -> None:
     if nodetype in (tuple, list, dict, type(None)) or nodetype in _registry:
         raise ValueError(f"Duplicate pytree node type registration for {nodetype!r}.")
-    _registry[nodetype] = _Entry(flatten_func, unflatten_func)
+    _registry[nodetype] = entry
     _node_types.add(nodetype)
+
+
+def register_pytree_with_keys(
+    nodetype: type[T],
+    flatten_with_keys: Callable[[T], tuple[Iterable[tuple[KeyEntry, Any]], _AuxT]],
+    unflatten_func: Callable[[_AuxT, tuple[Any, ...]], T],
+    flatten_func: Callable[[T], tuple[Iterable[Any], _AuxT]] | None = None,
+) -> None:
+    """``register_pytree_node`` whose children carry keys for key paths (as JAX).
+
+    ``flatten_with_keys(x)`` returns ``([(key, child), ...], aux)``; ``flatten_func``
+    (children without keys, for speed) is derived from it when not given.
+    """
+    if flatten_func is None:
+        keyed = flatten_with_keys
+
+        def flatten_func(x: T) -> tuple[list[Any], _AuxT]:
+            pairs, aux = keyed(x)
+            return [c for _, c in pairs], aux
+
+    _register(nodetype, _Entry(flatten_func, unflatten_func, flatten_with_keys))
 
 
 class _NodeClass(Protocol):
@@ -769,7 +996,15 @@ def register_dataclass(
         kwargs.update(zip(data_kw, data))
         return nodetype(**kwargs)
 
-    register_pytree_node(nodetype, flatten, unflatten)
+    data_keys = tuple(GetAttrKey(n) for n in data_names)
+
+    def flatten_with_keys(x: T) -> tuple[list[tuple[KeyEntry, Any]], tuple[Any, ...]]:
+        return (
+            [(k, getattr(x, n)) for k, n in zip(data_keys, data_names)],
+            tuple([getattr(x, n) for n in meta_names]),
+        )
+
+    _register(nodetype, _Entry(flatten, unflatten, flatten_with_keys))
     return nodetype
 
 
@@ -800,5 +1035,42 @@ def _unflatten_defaultdict(
     return collections.defaultdict(factory, zip(keys, values))
 
 
-register_pytree_node(collections.OrderedDict, _flatten_ordereddict, _unflatten_ordereddict)
-register_pytree_node(collections.defaultdict, _flatten_defaultdict, _unflatten_defaultdict)
+def _dict_keys(flatten: Callable[[Any], tuple[list[Any], Any]], keys_of: Callable[[Any], tuple[Any, ...]]) -> Callable[
+    [Any], tuple[list[tuple[KeyEntry, Any]], Any]
+]:
+    def flatten_with_keys(d: Any) -> tuple[list[tuple[KeyEntry, Any]], Any]:
+        values, aux = flatten(d)
+        return [(DictKey(k), v) for k, v in zip(keys_of(aux), values)], aux
+
+    return flatten_with_keys
+
+
+register_pytree_with_keys(
+    collections.OrderedDict,
+    _dict_keys(_flatten_ordereddict, lambda keys: keys),
+    _unflatten_ordereddict,
+    _flatten_ordereddict,
+)
+register_pytree_with_keys(
+    collections.defaultdict,
+    _dict_keys(_flatten_defaultdict, lambda aux: aux[1]),
+    _unflatten_defaultdict,
+    _flatten_defaultdict,
+)
+
+
+class Partial(functools.partial[Any]):
+    """A ``functools.partial`` that is a pytree: its arguments are children, the function is
+    static (aux data), so it can be passed through transformations (as ``jax.tree_util.Partial``)."""
+
+
+def _flatten_partial(p: Partial) -> tuple[tuple[tuple[Any, ...], dict[str, Any]], Callable[..., Any]]:
+    return (p.args, p.keywords), p.func
+
+
+def _unflatten_partial(func: Callable[..., Any], children: tuple[Any, ...]) -> Partial:
+    args, keywords = children
+    return Partial(func, *args, **keywords)
+
+
+register_pytree_node(Partial, _flatten_partial, _unflatten_partial)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal, TypeVar, overload
 
 import attrs
 import numpy as np
@@ -19,16 +19,20 @@ from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr
 
 
-@attrs.frozen(slots=True, init=False)
+@attrs.frozen(slots=True, init=False, repr=False)
 class ShapeDtypeStruct:
-    """An abstract argument (shape and dtype, no data) for tracing."""
+    """An abstract argument (shape and dtype, no data) for tracing.
+
+    As in JAX the dtype is kept as given (``int64`` stays ``int64``); tracing
+    canonicalizes it (``int32`` unless 64-bit mode is on).
+    """
 
     shape: tuple[int, ...]
     dtype: dtypes.DType
     weak_type: bool
 
     def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False) -> None:
-        self.__attrs_init__(tuple(int(d) for d in shape), dtypes.to_dtype(dtype), weak_type)
+        self.__attrs_init__(tuple(int(d) for d in shape), dtypes.to_dtype(dtype), bool(weak_type))
 
     @property
     def ndim(self) -> int:
@@ -37,6 +41,18 @@ class ShapeDtypeStruct:
     @property
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
+
+    def update(self, shape: Sequence[int] | None = None, dtype: Any = None, weak_type: bool | None = None) -> ShapeDtypeStruct:
+        """A copy with the given fields replaced (as ``jax.ShapeDtypeStruct.update``)."""
+        return ShapeDtypeStruct(
+            self.shape if shape is None else shape,
+            self.dtype if dtype is None else dtype,
+            self.weak_type if weak_type is None else weak_type,
+        )
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
 
 
 def abstractify(x: object) -> ShapedArray:
@@ -84,23 +100,64 @@ def merge_static(dyn: Sequence[Any], static: dict[int, Any]) -> list[Any]:
     return out
 
 
+@overload
 def make_jaxpr(
-    fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
-) -> Callable[..., ClosedJaxpr]:
-    """``make_jaxpr(f)(*args)`` stages ``f`` into a ``ClosedJaxpr`` (omnistaging: every op is recorded)."""
-    static_nums = normalize_argnums(static_argnums)
+    fun: Callable[..., Any], static_argnums: int | Sequence[int] = (), *, return_shape: Literal[False] = False
+) -> Callable[..., ClosedJaxpr]: ...
 
-    @functools.wraps(fun)
-    def make(*args: Any, **kwargs: Any) -> ClosedJaxpr:
+
+@overload
+def make_jaxpr(
+    fun: Callable[..., Any], static_argnums: int | Sequence[int] = (), *, return_shape: Literal[True]
+) -> Callable[..., tuple[ClosedJaxpr, Any]]: ...
+
+
+def make_jaxpr(
+    fun: Callable[..., Any], static_argnums: int | Sequence[int] = (), *, return_shape: bool = False
+) -> Callable[..., ClosedJaxpr] | Callable[..., tuple[ClosedJaxpr, Any]]:
+    """``make_jaxpr(f)(*args, **kwargs)`` stages ``f`` into a ``ClosedJaxpr`` (omnistaging:
+    every op is recorded). Arguments may be pytrees of arrays, scalars and
+    ``ShapeDtypeStruct`` s; ``static_argnums`` (negative ones count from the end) are passed
+    to ``f`` as they are. With ``return_shape=True`` the result is ``(closed, shapes)``,
+    ``shapes`` being the output pytree with a ``ShapeDtypeStruct`` per leaf (as in JAX).
+    """
+    static_nums = normalize_argnums(static_argnums)
+    name = f"make_jaxpr({fun_name(fun)})"
+
+    def trace(*args: Any, **kwargs: Any) -> tuple[ClosedJaxpr, tree_util.PyTreeDef]:
         dyn, static = split_static(args, static_nums)
         flat, in_tree = tree_util.tree_flatten((tuple(dyn), kwargs))
         in_avals = [abstractify(x) for x in flat]
+        out_trees: list[tree_util.PyTreeDef] = []
 
         def flat_fun(*tracers: Any) -> list[Any]:
             dyn_args, kw = tree_util.tree_unflatten(in_tree, tracers)
-            out = fun(*merge_static(dyn_args, static), **kw)
-            return tree_util.tree_leaves(out)
+            out_leaves, out_tree = tree_util.tree_flatten(fun(*merge_static(dyn_args, static), **kw))
+            out_trees.append(out_tree)
+            return out_leaves
 
-        return trace_to_jaxpr(flat_fun, in_avals, f"make_jaxpr({fun_name(fun)})")
+        return trace_to_jaxpr(flat_fun, in_avals, name), out_trees[0]
 
-    return make
+    if return_shape:
+
+        def make_with_shape(*args: Any, **kwargs: Any) -> tuple[ClosedJaxpr, Any]:
+            closed, out_tree = trace(*args, **kwargs)
+            shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in closed.out_avals]
+            return closed, tree_util.tree_unflatten(out_tree, shapes)
+
+        return _named(make_with_shape, fun, name)
+
+    def make(*args: Any, **kwargs: Any) -> ClosedJaxpr:
+        return trace(*args, **kwargs)[0]
+
+    return _named(make, fun, name)
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _named(wrapper: _F, fun: Callable[..., Any], name: str) -> _F:
+    """``functools.wraps`` with JAX's name for the wrapper (``make_jaxpr(f)``)."""
+    functools.update_wrapper(wrapper, fun)
+    wrapper.__name__ = wrapper.__qualname__ = name
+    return wrapper

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, Union
 
 import attrs
@@ -48,10 +48,19 @@ def _literal_key(val: np.generic, aval: ShapedArray) -> tuple[object, ...]:
 
 @attrs.frozen(slots=True, eq=False, repr=False)
 class Literal:
-    """A scalar constant written inline in an equation (``2.0:f32[]``)."""
+    """A scalar constant written inline in an equation (``2.0:f32[]``).
+
+    ``val`` is stored as a NumPy scalar of the aval's dtype: ``Literal(1.0, f32_aval)``
+    (a Python scalar, as JAX accepts) holds ``np.float32(1.0)``.
+    """
 
     val: np.generic
     aval: ShapedArray
+
+    def __attrs_post_init__(self) -> None:
+        val: object = self.val
+        if type(val) is not self.aval.dtype.type:
+            object.__setattr__(self, "val", np.asarray(val, self.aval.dtype)[()])
 
     @staticmethod
     def of(value: LiteralScalar | np.generic | np.ndarray[Any, Any], aval: ShapedArray) -> Literal:
@@ -148,18 +157,35 @@ def new_eqn(
     return JaxprEqn(primitive, tuple(invars), tuple(outvars), make_params(params or EMPTY_PARAMS))
 
 
+# Field converters (``tuple(t)`` of a tuple is the tuple itself: no copy on the common path).
+def _var_tuple(xs: Iterable[Var]) -> tuple[Var, ...]:
+    return tuple(xs)
+
+
+def _atom_tuple(xs: Iterable[Atom]) -> tuple[Atom, ...]:
+    return tuple(xs)
+
+
+def _eqn_tuple(xs: Iterable[JaxprEqn]) -> tuple[JaxprEqn, ...]:
+    return tuple(xs)
+
+
+def _const_tuple(xs: Iterable[Any]) -> tuple[Any, ...]:
+    return tuple(xs)
+
+
 @attrs.frozen(slots=True, eq=False, repr=False)
 class Jaxpr:
     """An open jaxpr: ``{ lambda constvars ; invars . let eqns in outvars }``.
 
     Equality and hashing are structural (alpha-equivalence), computed in one linear
-    pass and cached.
+    pass and cached. Sequences given for the fields are stored as tuples.
     """
 
-    constvars: tuple[Var, ...]
-    invars: tuple[Var, ...]
-    outvars: tuple[Atom, ...]
-    eqns: tuple[JaxprEqn, ...]
+    constvars: tuple[Var, ...] = attrs.field(converter=_var_tuple)
+    invars: tuple[Var, ...] = attrs.field(converter=_var_tuple)
+    outvars: tuple[Atom, ...] = attrs.field(converter=_atom_tuple)
+    eqns: tuple[JaxprEqn, ...] = attrs.field(converter=_eqn_tuple)
     _key: list[tuple[object, ...]] = attrs.field(factory=list, init=False, repr=False)
 
     def structural_key(self) -> tuple[object, ...]:
@@ -188,9 +214,6 @@ class Jaxpr:
         return [v.aval for v in self.outvars]
 
     def replace(self, **changes: Any) -> Jaxpr:
-        for name in ("constvars", "invars", "outvars", "eqns"):
-            if name in changes:
-                changes[name] = tuple(changes[name])
         return attrs.evolve(self, **changes)
 
     def fingerprint(self) -> str:
@@ -260,7 +283,7 @@ class ClosedJaxpr:
     """A jaxpr with values for its constvars."""
 
     jaxpr: Jaxpr
-    consts: tuple[Any, ...] = ()
+    consts: tuple[Any, ...] = attrs.field(default=(), converter=_const_tuple)
 
     @property
     def in_avals(self) -> list[ShapedArray]:
@@ -287,8 +310,6 @@ class ClosedJaxpr:
         return hash((self.jaxpr, len(self.consts)))
 
     def replace(self, **changes: Any) -> ClosedJaxpr:
-        if "consts" in changes:
-            changes["consts"] = tuple(changes["consts"])
         return attrs.evolve(self, **changes)
 
     def fingerprint(self) -> str:

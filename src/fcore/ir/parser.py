@@ -271,10 +271,11 @@ class _Parser:
             if ty == ":":
                 self.fail(i + 2, f"expected a type such as 'f32[3]' after ':', got {_describe(self.toks[i + 2])}")
             self.fail(i + 1, f"expected ':' after variable name, got {_describe(ty)}")
-        if name in env:
-            self.fail(i, f"variable {name!r} is bound twice")
         v = Var(self.aval(i + 1))
-        env[name] = v
+        if name != "_":  # '_' is a result nothing uses (JAX's dropped variable): never bound
+            if name in env:
+                self.fail(i, f"variable {name!r} is bound twice")
+            env[name] = v
         self.i = i + 2
         return v
 
@@ -397,7 +398,8 @@ class _Parser:
                         i = self.i
                     else:
                         v = Var(aval)
-                        env[t] = v
+                        if t != "_":
+                            env[t] = v
                         i += 2
                     outvars.append(v)
                     t = toks[i]

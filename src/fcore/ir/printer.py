@@ -1,8 +1,11 @@
 """Jaxpr text in JAX's format, printed iteratively (10⁵ equations need no recursion).
 
-Variable names are assigned here, in binding order (``a … z, ba, bb …``), fresh in
-each nested jaxpr; nothing about names is stored in the IR. A jaxpr that fits in
-80 columns is printed on one line, as JAX does.
+Variable names are assigned here, never stored in the IR, exactly as JAX assigns them:
+in binding order (``a … z, ba, bb …``) with one counter for the whole printed text, so
+names stay unique across nested jaxprs (an equation's results are named before the
+jaxprs in its parameters). Results of top-level equations that nothing uses print as
+``_`` (JAX's dropped variables). A jaxpr that fits in 80 columns is printed on one
+line, as JAX does.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ _BARE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NOT_BARE = frozenset({"True", "False", "None", "inf", "nan", "infj", "nanj"}) | frozenset(
     dtypes.dtype_name(d) for d in dtypes.SUPPORTED_DTYPES
 )
+_NO_DROPS: frozenset[int] = frozenset()
 
 
 def encode_name(n: int) -> str:
@@ -36,13 +40,21 @@ def encode_name(n: int) -> str:
 
 
 class _Names:
-    __slots__ = ("names",)
+    """The names given so far, shared by a jaxpr and the jaxprs nested in it."""
+
+    __slots__ = ("names", "count")
 
     def __init__(self) -> None:
         self.names: dict[int, str] = {}
+        self.count = 0
+
+    def _fresh(self) -> str:
+        name = encode_name(self.count)
+        self.count += 1
+        return name
 
     def bind(self, v: Var) -> str:
-        name = encode_name(len(self.names))
+        name = self._fresh()
         self.names[id(v)] = name
         return f"{name}:{v.aval.str_short()}"
 
@@ -51,25 +63,37 @@ class _Names:
             return str(a)
         name = self.names.get(id(a))
         if name is None:  # unbound: printed distinctly so ill-typed jaxprs stay readable
-            name = f"?{encode_name(len(self.names))}"
+            name = f"?{self._fresh()}"
             self.names[id(a)] = name
         return name
 
 
-def pp_param_value(value: ParamValue, indent: str) -> str:
+def unused_results(jaxpr: Jaxpr) -> frozenset[int]:
+    """Ids of the equation results that no later equation and no output uses (printed ``_``)."""
+    used = {id(a) for a in jaxpr.outvars if isinstance(a, Var)}
+    dropped: set[int] = set()
+    for eqn in reversed(jaxpr.eqns):
+        for v in eqn.outvars:
+            if id(v) not in used:
+                dropped.add(id(v))
+        used.update(id(a) for a in eqn.invars if isinstance(a, Var))
+    return frozenset(dropped)
+
+
+def pp_param_value(value: ParamValue, indent: str, names: _Names | None = None) -> str:
     """Python-like text for a parameter value; nested jaxprs printed as blocks."""
     if isinstance(value, ClosedJaxpr):
-        return _pp_jaxpr(value.jaxpr, indent)
+        return _pp_jaxpr(value.jaxpr, indent, names or _Names(), _NO_DROPS)
     if isinstance(value, Jaxpr):
-        return _pp_jaxpr(value, indent)
+        return _pp_jaxpr(value, indent, names or _Names(), _NO_DROPS)
     if isinstance(value, tuple):
         if any(isinstance(v, (Jaxpr, ClosedJaxpr)) for v in value):
             inner = indent + "  "
-            items = [inner + pp_param_value(v, inner) for v in value]
+            items = [inner + pp_param_value(v, inner, names) for v in value]
             return "(\n" + "\n".join(items) + "\n" + indent + ")"
         if len(value) == 1:
-            return f"({pp_param_value(value[0], indent)},)"
-        return "(" + ", ".join(pp_param_value(v, indent) for v in value) + ")"
+            return f"({pp_param_value(value[0], indent, names)},)"
+        return "(" + ", ".join(pp_param_value(v, indent, names) for v in value) + ")"
     if isinstance(value, np.dtype):
         return dtypes.dtype_name(value)
     if isinstance(value, enum.Enum):
@@ -85,22 +109,25 @@ def pp_param_value(value: ParamValue, indent: str) -> str:
     return str(value)
 
 
-def _pp_params(eqn: JaxprEqn, indent: str) -> str:
+def _pp_params(eqn: JaxprEqn, indent: str, names: _Names) -> str:
     if not eqn.params:
         return ""
     inner = indent + "  "
-    items = [f"{k}={pp_param_value(eqn.params[k], inner)}" for k in sorted(eqn.params)]
+    items = [f"{k}={pp_param_value(eqn.params[k], inner, names)}" for k in sorted(eqn.params)]
     flat = " ".join(items)
     if "\n" not in flat and len(flat) + len(indent) <= _WIDTH:
         return f"[{flat}]"
     return "[\n" + "".join(f"{inner}{item}\n" for item in items) + indent + "]"
 
 
-def _pp_eqn(eqn: JaxprEqn, names: _Names, indent: str) -> str:
+def _pp_eqn(eqn: JaxprEqn, names: _Names, indent: str, dropped: frozenset[int]) -> str:
+    # Results first, then the jaxprs in the params, then the arguments: JAX's naming order.
+    if not eqn.outvars:
+        outs = "_"
+    else:
+        outs = " ".join(f"_:{v.aval.str_short()}" if id(v) in dropped else names.bind(v) for v in eqn.outvars)
+    rhs = f"{eqn.primitive.name}{_pp_params(eqn, indent, names)}"
     ins = " ".join(names.use(a) for a in eqn.invars)
-    params = _pp_params(eqn, indent)
-    outs = " ".join(names.bind(v) for v in eqn.outvars) if eqn.outvars else "_"
-    rhs = f"{eqn.primitive.name}{params}"
     return f"{outs} = {rhs} {ins}" if ins else f"{outs} = {rhs}"
 
 
@@ -109,15 +136,14 @@ def _pp_outvars(outvars: Iterable[Atom], names: _Names) -> str:
     return "(" + ", ".join(outs) + ("," if len(outs) == 1 else "") + ")"
 
 
-def _pp_jaxpr(jaxpr: Jaxpr, indent: str) -> str:
-    names = _Names()
+def _pp_jaxpr(jaxpr: Jaxpr, indent: str, names: _Names, dropped: frozenset[int]) -> str:
     consts = " ".join(names.bind(v) for v in jaxpr.constvars)
     invars = " ".join(names.bind(v) for v in jaxpr.invars)
     head = f"{{ lambda {consts}; {invars}. let"
     body_indent = indent + _INDENT
-    eqns = [_pp_eqn(e, names, body_indent) for e in jaxpr.eqns]
+    eqns = [_pp_eqn(e, names, body_indent, dropped) for e in jaxpr.eqns]
     outs = _pp_outvars(jaxpr.outvars, names)
-    flat = f"{head} {'; '.join(eqns)} in {outs} }}" if eqns else f"{head} in {outs} }}"
+    flat = f"{head} {'; '.join(eqns)} in {outs} }}"  # 'let  in' when there are no equations, as JAX
     if len(flat) + len(indent) <= _WIDTH and "\n" not in flat:
         return flat
     lines = [head]
@@ -130,28 +156,37 @@ def pp_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> str:
     """The text of a jaxpr (constvars are printed, their values are not)."""
     if isinstance(jaxpr, ClosedJaxpr):
         jaxpr = jaxpr.jaxpr
-    return _pp_jaxpr(jaxpr, "")
+    return _pp_jaxpr(jaxpr, "", _Names(), unused_results(jaxpr))
 
 
 def pp_eqn_in(jaxpr: Jaxpr, index: int) -> str:
     """Equation ``index`` of ``jaxpr`` with the names it has when the whole jaxpr is printed."""
     names = _Names()
+    dropped = unused_results(jaxpr)
     for v in jaxpr.constvars:
         names.bind(v)
     for v in jaxpr.invars:
         names.bind(v)
     for i, e in enumerate(jaxpr.eqns):
+        text = _pp_eqn(e, names, _INDENT, dropped)
         if i == index:
-            return _pp_eqn(e, names, _INDENT)
-        for v in e.outvars:
-            names.bind(v)
+            return text
     raise IndexError(index)
+
+
+def pp_eqn_one_line(jaxpr: Jaxpr, index: int) -> str:
+    """``pp_eqn_in`` on one line: an equation with multi-line params shows as ``outs = prim[ ... ] ins``."""
+    text = pp_eqn_in(jaxpr, index)
+    if "\n" not in text:
+        return text
+    first, last = text.split("\n", 1)[0], text.rsplit("\n", 1)[1].strip()
+    return f"{first} ... {last}"
 
 
 def pp_eqn_standalone(eqn: JaxprEqn) -> str:
     """An equation on its own (inputs named in order of appearance)."""
     names = _Names()
     for a in eqn.invars:
-        if isinstance(a, Var):
+        if isinstance(a, Var) and id(a) not in names.names:
             names.bind(a)
-    return _pp_eqn(eqn, names, "")
+    return _pp_eqn(eqn, names, "", _NO_DROPS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 import numpy as np
@@ -10,7 +11,7 @@ import numpy as np
 from fcore.errors import JaxprTypeError
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
-from fcore.ir.params import ParamValue
+from fcore.ir.params import Params, ParamValue
 
 
 @attrs.frozen(slots=True)
@@ -22,6 +23,9 @@ class JaxprType:
 
     def __str__(self) -> str:
         return f"{_pp_avals(self.in_avals)} -> {_pp_avals(self.out_avals)}"
+
+    def replace(self, **changes: Any) -> JaxprType:
+        return attrs.evolve(self, **changes)
 
 
 def _pp_avals(avals: Sequence[ShapedArray]) -> str:
@@ -67,9 +71,9 @@ def typecheck(jaxpr: Jaxpr | ClosedJaxpr) -> JaxprType:
 
 
 def _eqn_text(jaxpr: Jaxpr, i: int) -> str:
-    from fcore.ir.printer import pp_eqn_in
+    from fcore.ir.printer import pp_eqn_one_line
 
-    return pp_eqn_in(jaxpr, i).split("\n", 1)[0]
+    return pp_eqn_one_line(jaxpr, i)
 
 
 def _check_consts(closed: ClosedJaxpr) -> None:
@@ -77,10 +81,13 @@ def _check_consts(closed: ClosedJaxpr) -> None:
         raise JaxprTypeError(
             f"closed jaxpr has {len(closed.jaxpr.constvars)} constvars but {len(closed.consts)} consts"
         )
-    for v, c in zip(closed.jaxpr.constvars, closed.consts):
+    for k, (v, c) in enumerate(zip(closed.jaxpr.constvars, closed.consts)):
         shape = tuple(getattr(c, "shape", ()))
-        if shape != v.aval.shape:
-            raise JaxprTypeError(f"constant of shape {shape} bound to constvar {v.aval.str_short()}")
+        dtype = getattr(c, "dtype", v.aval.dtype)  # Python scalars carry no dtype of their own
+        if shape != v.aval.shape or dtype != v.aval.dtype:
+            raise JaxprTypeError(
+                f"constant {k} of shape {shape} and dtype {dtype} bound to constvar {v.aval.str_short()}"
+            )
 
 
 def _check_atom(a: Atom, bound: set[int], where: str) -> None:
@@ -96,6 +103,11 @@ def _check_atom(a: Atom, bound: set[int], where: str) -> None:
 
 def _check_eqn(eqn: JaxprEqn, bound: set[int]) -> None:
     prim = eqn.primitive
+    if not isinstance(eqn.params, Params):
+        raise JaxprTypeError(
+            f"params of {prim.name} are a {type(eqn.params).__name__}, not Params "
+            "(JaxprEqn.replace and new_eqn convert dicts)"
+        )
     for a in eqn.invars:
         _check_atom(a, bound, f"input of {prim.name}")
     if prim.param_names is not None:

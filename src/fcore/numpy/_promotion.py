@@ -286,7 +286,7 @@ def promote2(x: object, y: object, name: str = "fcore.numpy") -> tuple[Array, Ar
     cy = yarr if (yarr is not None and oy[0] == dt) else convert(y, dt, weak)
     if sx == sy or not sx or not sy:
         return cx, cy, dt
-    shape = broadcast_shapes(sx, sy)
+    shape = _binary_shape(name, sx, sy, dt)
     return broadcast_to(cx, shape), broadcast_to(cy, shape), dt
 
 
@@ -296,8 +296,17 @@ def promote2_dtype(x: object, y: object, dt: DType, weak: bool) -> tuple[Array, 
     sx, sy = cx.shape, cy.shape
     if sx == sy or not sx or not sy:
         return cx, cy
-    shape = broadcast_shapes(sx, sy)
+    shape = _binary_shape("fcore.numpy", sx, sy, dt)
     return broadcast_to(cx, shape), broadcast_to(cy, shape)
+
+
+def _binary_shape(name: str, sx: Shape, sy: Shape, dt: DType) -> Shape:
+    """The broadcast shape of a binary operation's operands; like JAX, a ``TypeError`` naming
+    the operation, the shapes and the dtype when they do not broadcast (SPEC §4)."""
+    try:
+        return broadcast_shapes(sx, sy)
+    except ValueError:
+        raise TypeError(f"{name} got incompatible shapes for broadcasting: {sx}, {sy} (dtype {dt}).") from None
 
 
 def result_of(*args: object, name: str = "fcore.numpy") -> Operand:
