@@ -43,14 +43,17 @@ def _shape(x: Any) -> tuple[int, ...]:
     return tuple(np.shape(x)) if is_float0(x) else typeof(x).shape
 
 
-def _mapped_size(x: Any, axis: int) -> int:
+def _mapped_axis(x: Any, axis: int | None) -> tuple[int | None, int | None]:
+    """(size, non-negative axis) of the mapped axis of argument leaf ``x``; (None, None) if unmapped."""
+    if axis is None:
+        return None, None
     shape = _shape(x)
     if not -len(shape) <= axis < len(shape):
         raise ValueError(
             f"vmap was requested to map its argument along axis {axis}, which implies that its rank should be "
             f"at least {axis + 1 if axis >= 0 else -axis}, but is only {len(shape)} (its shape is {shape})"
         )
-    return shape[axis]
+    return shape[axis], axis % len(shape)
 
 
 def _check_output(x: Any) -> None:
@@ -96,11 +99,13 @@ def vmap(
             )
         flat, in_tree = tree_util.tree_flatten((args, kwargs))
         axes = _broadcast_axes("vmap in_axes", (in_axes, 0), (args, kwargs), (in_axes, args))
-        sizes = [None if ax is None else _mapped_size(x, ax) for x, ax in zip(flat, axes)]
+        mapped = [_mapped_axis(x, ax) for x, ax in zip(flat, axes)]
+        sizes = [size for size, _ in mapped]
+        dims = [dim for _, dim in mapped]
         n = _axis_size(fun, args, kwargs, flat, axes, sizes, axis_size)
         trace = BatchTrace(current_trace(), n, f"vmap({fun_name(fun)})")
         with trace_scope(trace):
-            inputs = [_batched_input(trace, x, ax) for x, ax in zip(flat, axes)]
+            inputs = [_batched_input(trace, x, d) for x, d in zip(flat, dims)]
             in_args, in_kwargs = tree_util.tree_unflatten(in_tree, inputs)
             out = fun(*in_args, **in_kwargs)
             out_flat, out_tree = tree_util.tree_flatten(out)
@@ -108,9 +113,8 @@ def vmap(
                 _check_output(o)
             pairs = [trace.unpack(o) for o in out_flat]
         o_axes = _broadcast_axes("vmap out_axes", out_axes, out)
-        paths = leaf_paths(out_tree, "")
         with set_current_trace(trace.parent):
-            results = [_place_output(v, d, want, n, path) for (v, d), want, path in zip(pairs, o_axes, paths)]
+            results = [_place_output(v, d, want, n, out_tree, i) for i, ((v, d), want) in enumerate(zip(pairs, o_axes))]
         return tree_util.tree_unflatten(out_tree, results)
 
     return vmapped
@@ -137,19 +141,20 @@ def _axis_size(
     return distinct.pop()
 
 
-def _batched_input(trace: BatchTrace, x: Any, axis: int | None) -> Any:
-    if axis is None:
+def _batched_input(trace: BatchTrace, x: Any, dim: int | None) -> Any:
+    if dim is None:
         return x
     if is_float0(x):  # no values to batch: one example's shape
         shape = np.shape(x)
-        return float0_zeros(shape[: axis % len(shape)] + shape[axis % len(shape) + 1 :])
-    return BatchTracer(trace, x, axis % get_aval(x).ndim)
+        return float0_zeros(shape[:dim] + shape[dim + 1 :])
+    return BatchTracer(trace, x, dim)
 
 
-def _place_output(v: Any, d: int | None, want: int | None, n: int, path: str) -> Any:
-    """Output ``v`` (batched at ``d``) with its batch axis at ``want`` (``None``: must be unbatched)."""
+def _place_output(v: Any, d: int | None, want: int | None, n: int, out_tree: tree_util.PyTreeDef, i: int) -> Any:
+    """Output leaf ``i``, ``v`` (batched at ``d``), with its batch axis at ``want`` (``None``: unbatched)."""
     if want is None:
         if d is not None:
+            path = leaf_paths(out_tree, "")[i]
             raise ValueError(f"at vmap out_axes{path}, got axis spec None but output was batched on axis {d}")
         return v
     rank = len(_shape(v)) + (1 if d is None else 0)
