@@ -47,6 +47,7 @@ from fcore.dtypes import float0 as float0
 from fcore import nn as nn
 from fcore.api.custom import (
     checkpoint as checkpoint,
+    checkpoint_policies as checkpoint_policies,
     custom_jvp as custom_jvp,
     custom_vjp as custom_vjp,
     remat as remat,

@@ -1,42 +1,103 @@
-"""``custom_lin``: the staged linear map of a ``custom_vjp`` function, transposed by the user's bwd.
+"""Custom derivative rules as higher-order primitives, with every rule side by side.
 
-Under ``linearize``/``grad`` the tangent of a ``custom_vjp`` call is this one equation; its
-transpose rule calls the user's ``bwd`` with the residuals. It has no forward-mode
-evaluation, as in JAX (forward mode of a custom_vjp function is an error).
+* ``custom_jvp_call[call_jaxpr jvp num_consts symbolic_zeros name] *consts *args`` computes
+  ``call_jaxpr`` (the function's body; values it closes over are hoisted into the leading
+  ``num_consts`` operands, as for ``jit``). Its jvp rule evaluates ``jvp``, the user's rule
+  traced to a jaxpr ``(consts, args, arg tangents) -> (outs, out tangents)``.
+* ``custom_vjp_call[call_jaxpr fwd bwd num_consts symbolic_zeros name] *consts *args``
+  likewise; its jvp rule evaluates ``fwd`` (``(consts, args) -> (outs, residuals)``) and
+  binds ``custom_lin`` on the consts, residuals and tangents.
+* ``custom_lin[num_res bwd] *residuals *tangents``: the linear map of a ``custom_vjp`` call,
+  transposed by the user's ``bwd`` (``bwd`` being a Python function, such equations do not
+  parse either). It has no forward evaluation: forward-mode
+  differentiation of a ``custom_vjp`` function is an error, as in JAX.
+
+The rule jaxprs are traced on first use (``LazyJaxpr``), as JAX's are: a rule usually
+calls the function it differentiates, so tracing it whenever the function is staged would
+never end. Transformations of a call derive new lazy rules from the old ones (batched,
+dead-code eliminated). Such parameters are compared by identity and print as the rule's
+name, so these equations do not parse back from text. A rule jaxpr takes the call's
+operands, closure operands included (``trace_rule``): a rule traced late still sees the
+values the function closes over as they are at the call, e.g. batched under ``vmap``.
+
+Derivatives with respect to the hoisted closure operands are refused (JAX refuses them
+too): the rule only says how the function depends on its explicit arguments.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
-from fcore import tree_util
+import numpy as np
+
+from fcore.backend.lowering import LoweringError, LoweringRuleContext, tensor_type
+from fcore.errors import FcoreError
+from fcore.interpreters.array import ArrayImpl
+from fcore.interpreters.eval import to_numpy_arg
+from fcore.interpreters.eval_jaxpr import eval_jaxpr
+from fcore.interpreters.stack import bind_with_trace, current_trace, set_current_trace, trace_scope
+from fcore.interpreters.staging import StagingTrace
+from fcore.interpreters.trace import Trace, Tracer
 from fcore.ir.avals import ShapedArray
-from fcore.ir.params import ParamStruct
+from fcore.ir.core import Atom, ClosedJaxpr, JaxprEqn
+from fcore.ir.params import ParamStruct, ParamValue
 from fcore.ir.primitive import Primitive
-from fcore.transforms.ad_util import instantiate, is_undefined
+from fcore.lax._base import check_operands
+from fcore.lax.reductions import reduce_sum
+from fcore.transforms.ad_util import Zero, instantiate, is_undefined
+from fcore.transforms.batching import BatchTrace, BatchTracer, bdim_at, batch_jaxpr
+from fcore.transforms.dce import dce_jaxpr_open
+from fcore.transforms.transpose import backward_pass
+
+Dim = int | None
+P = TypeVar("P")
+T = TypeVar("T")
+
+__all__ = [
+    "LazyJaxpr",
+    "CustomBwd",
+    "ClosureDifferentiationError",
+    "ForwardModeError",
+    "custom_jvp_call_p",
+    "custom_vjp_call_p",
+    "custom_lin_p",
+    "eval_closed",
+    "param_of",
+    "trace_rule",
+    "with_closure",
+    "lower_call",
+    "as_eager_results",
+]
 
 
-class CustomVJPRule(ParamStruct):
-    """The user's ``bwd`` with the tree structures it needs (compared by identity; not parseable)."""
+# =========================================================================================
+# Parameter values
+# =========================================================================================
+class LazyJaxpr(ParamStruct):
+    """A closed jaxpr traced on first use and kept: a custom rule (see the module docstring).
 
-    __slots__ = ("bwd", "res_tree", "in_tree", "out_tree", "out_avals", "name")
+    Compared by identity; prints as the rule's name (``jvp=f_jvp``), as JAX does.
+    """
 
-    def __init__(
-        self,
-        bwd: Callable[..., Any],
-        res_tree: tree_util.PyTreeDef,
-        in_tree: tree_util.PyTreeDef,
-        out_tree: tree_util.PyTreeDef,
-        out_avals: Sequence[ShapedArray],
-        name: str,
-    ) -> None:
-        self.bwd = bwd
-        self.res_tree = res_tree
-        self.in_tree = in_tree
-        self.out_tree = out_tree
-        self.out_avals = tuple(out_avals)
+    __slots__ = ("name", "_make", "_closed")
+
+    def __init__(self, name: str, make: Callable[[], ClosedJaxpr]) -> None:
         self.name = name
+        self._make: Callable[[], ClosedJaxpr] | None = make
+        self._closed: ClosedJaxpr | None = None
+
+    def get(self) -> ClosedJaxpr:
+        closed = self._closed
+        if closed is None:
+            assert self._make is not None
+            closed = self._make()
+            self._closed, self._make = closed, None  # drop the closure: the tracing is done
+        return closed
+
+    def derive(self, transform: Callable[[ClosedJaxpr], ClosedJaxpr]) -> LazyJaxpr:
+        """A lazy ``transform(self.get())`` (e.g. the rule of a batched call)."""
+        return LazyJaxpr(self.name, lambda: transform(self.get()))
 
     def __eq__(self, other: object) -> bool:
         return self is other
@@ -45,41 +106,465 @@ class CustomVJPRule(ParamStruct):
         return id(self)
 
     def __repr__(self) -> str:
-        return f"CustomVJPRule({self.name})"
+        return self.name
 
 
-custom_lin_p = Primitive("custom_lin", multiple_results=True, param_names=("num_res", "rule"))
+#: ``bwd(residuals, out_cotangents) -> in_cotangents`` on flat lists; ``None`` is a zero.
+FlatBwd = Callable[[Sequence[Any], Sequence[Any]], list[Any]]
+
+
+class CustomBwd(ParamStruct):
+    """The user's ``bwd`` as a flat function, with the avals of the function's outputs (the
+    types of the tangents ``custom_lin`` produces). Compared by identity; prints as its name."""
+
+    __slots__ = ("name", "fun", "out_avals")
+
+    def __init__(self, name: str, fun: FlatBwd, out_avals: Sequence[ShapedArray]) -> None:
+        self.name = name
+        self.fun = fun
+        self.out_avals = tuple(out_avals)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class ClosureDifferentiationError(FcoreError, TypeError):
+    """A custom-derivative function was differentiated with respect to a value it closes over."""
+
+    def __init__(self, kind: str, name: str) -> None:
+        super().__init__(
+            f"Detected differentiation of a {kind} function ({name}) with respect to a closed-over value. "
+            f"That isn't supported because the custom rule only specifies how to differentiate the {kind} "
+            "function with respect to explicit input parameters. Try passing the closed-over value into "
+            f"the {kind} function as an argument, and adapting the custom rule."
+        )
+
+
+class _ClosureTrace(Trace):
+    """Hands every bind to ``parent`` with the objects in ``values`` (by identity) replaced."""
+
+    __slots__ = ("parent", "values")
+
+    def __init__(self, parent: Trace, values: dict[int, Any]) -> None:
+        super().__init__("custom_vjp bwd")
+        self.parent = parent
+        self.values = values
+
+    def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:
+        values = self.values
+        return bind_with_trace(self.parent, prim, [values.get(id(a), a) for a in args], params)
+
+
+def with_closure(fun: Callable[[], T], closure: Sequence[Any], values: Sequence[Any]) -> T:
+    """Run ``fun`` with the tracers among ``closure`` (values a function closed over when it
+    was staged) standing for ``values`` (the same operands now, e.g. batched, or the values of
+    a later trace): a ``bwd`` called after the staging trace finished still works."""
+    subst = {id(c): v for c, v in zip(closure, values, strict=True) if isinstance(c, Tracer) and c is not v}
+    if not subst:
+        return fun()
+    with set_current_trace(_ClosureTrace(current_trace(), subst)):
+        return fun()
+
+
+class _RuleTrace(StagingTrace):
+    """Stages a custom rule; the values the function's body closes over (which the rule
+    usually closes over too) are its leading inputs rather than constants."""
+
+    __slots__ = ("closure",)
+
+    def __init__(self, description: str) -> None:
+        super().__init__(description)
+        self.closure: dict[int, Atom] = {}
+
+    def to_atom(self, x: object) -> Atom:
+        atom = self.closure.get(id(x))
+        return super().to_atom(x) if atom is None else atom
+
+
+def trace_rule(fun: Callable[..., Sequence[Any]], closure: Sequence[Any], closure_avals: Sequence[ShapedArray],
+               avals: Sequence[ShapedArray], description: str) -> ClosedJaxpr:
+    """Stage ``fun`` (flat in, flat out) as a jaxpr taking ``closure`` (the values the
+    function's body closes over, by identity) followed by ``fun``'s own arguments."""
+    trace = _RuleTrace(description)
+    with trace_scope(trace):
+        for c, aval in zip(closure, closure_avals, strict=True):
+            trace.closure[id(c)] = trace.new_arg(aval).atom
+        outs = fun(*[trace.new_arg(a) for a in avals])
+        return trace.to_closed_jaxpr(outs)
+
+
+# =========================================================================================
+# Helpers shared with fcore.lax.remat
+# =========================================================================================
+def param_of(eqn: JaxprEqn, name: str, cls: type[P]) -> P:
+    """The parameter ``name`` of ``eqn``, which the primitive declares of type ``cls``."""
+    value = eqn.params[name]
+    assert isinstance(value, cls), (name, value)
+    return value
+
+
+def eval_closed(closed: ClosedJaxpr, args: Sequence[Any]) -> list[Any]:
+    """Evaluate ``closed`` on ``args`` under the current trace (binding each equation)."""
+    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+def as_eager_results(outs: Sequence[Any], avals: Sequence[ShapedArray]) -> list[ArrayImpl]:
+    """Eager results as ``ArrayImpl`` s of the given types (an output may be an input as passed)."""
+    result: list[ArrayImpl] = []
+    for o, a in zip(outs, avals, strict=True):
+        if type(o) is ArrayImpl and o.dtype == a.dtype and o.weak_type == a.weak_type:
+            result.append(o)
+        else:
+            arr, _ = to_numpy_arg(o)
+            result.append(ArrayImpl(np.asarray(arr, a.dtype), a.weak_type))
+    return result
+
+
+def lower_call(ctx: LoweringRuleContext, args: Sequence[str], closed: ClosedJaxpr, name: str) -> list[str]:
+    """Lower a call of the const-free ``closed`` as a ``func.call`` of a private function."""
+    sym = ctx.module.private_function(closed.jaxpr, name)
+    outs = closed.out_avals
+    ins = ", ".join(tensor_type(a) for a in ctx.avals_in)
+    call = f"func.call @{sym}({', '.join(args)}) : ({ins}) -> ({', '.join(tensor_type(a) for a in outs)})"
+    if not outs:
+        ctx.fn.lines.append(f"    {call}{ctx.fn.location}")
+        return []
+    result = ctx.emit(call, n_results=len(outs))
+    return [result] if len(outs) == 1 else [f"{result}#{i}" for i in range(len(outs))]
+
+
+def _const_free(what: str, closed: ClosedJaxpr) -> None:
+    if closed.jaxpr.constvars or closed.consts:
+        raise TypeError(f"{what} must be a closed jaxpr without consts (hoist them into operands)")
+
+
+def _call_abstract_eval(what: str, avals: Sequence[ShapedArray], call_jaxpr: ClosedJaxpr) -> list[ShapedArray]:
+    _const_free(f"{what} call_jaxpr", call_jaxpr)
+    check_operands(what, avals, call_jaxpr.in_avals)
+    return call_jaxpr.out_avals
+
+
+def _refuse_closure_tangents(kind: str, name: str, tangents: Sequence[Any]) -> None:
+    if any(type(t) is not Zero for t in tangents):
+        raise ClosureDifferentiationError(kind, name)
+
+
+def _dce_closed(closed: ClosedJaxpr, used_outputs: Sequence[bool]) -> ClosedJaxpr:
+    """``closed`` computing only the used outputs (all inputs kept)."""
+    jaxpr, _ = dce_jaxpr_open(closed.jaxpr, used_outputs, prune_inputs=False)
+    kept = {id(v) for v in jaxpr.constvars}
+    return ClosedJaxpr(jaxpr, tuple(c for v, c in zip(closed.jaxpr.constvars, closed.consts) if id(v) in kept))
+
+
+def _batch_all(closed: ClosedJaxpr, axis_size: int, in_dims: Sequence[Dim]) -> ClosedJaxpr:
+    """``closed`` batched with every output's batch axis at 0."""
+    batched, _ = batch_jaxpr(closed, axis_size, in_dims, [0] * len(closed.out_avals))
+    return batched
+
+
+def _transpose_call(cts: list[Any], *invals: Any, call_jaxpr: ClosedJaxpr) -> list[Any]:
+    """A call that appears in a linear program is transposed through its body."""
+    linear = [is_undefined(x) for x in invals]
+    nonlinear = [x for x, lin in zip(invals, linear) if not lin]
+    cts_in = iter(backward_pass(call_jaxpr.jaxpr, linear, call_jaxpr.consts, nonlinear, cts))
+    return [next(cts_in) if lin else None for lin in linear]
+
+
+# =========================================================================================
+# custom_jvp_call
+# =========================================================================================
+custom_jvp_call_p = Primitive(
+    "custom_jvp_call", multiple_results=True,
+    param_names=("call_jaxpr", "jvp", "num_consts", "symbolic_zeros", "name"),
+)
+custom_jvp_call_p.impl_takes_arrays = True
+
+
+def _check_rule(what: str, rule: object) -> None:
+    if not isinstance(rule, LazyJaxpr):
+        raise TypeError(
+            f"{what} must be a traced custom rule, got {rule!r} (custom rules are Python functions, "
+            "which jaxpr text cannot carry)"
+        )
+
+
+@custom_jvp_call_p.def_abstract_eval
+def _custom_jvp_call_abstract_eval(
+    *avals: ShapedArray, call_jaxpr: ClosedJaxpr, jvp: LazyJaxpr, num_consts: int, symbolic_zeros: bool, name: str
+) -> list[ShapedArray]:
+    _check_rule("custom_jvp_call's jvp", jvp)
+    return _call_abstract_eval(f"custom_jvp_call of {name}", avals, call_jaxpr)
+
+
+@custom_jvp_call_p.def_impl
+def _custom_jvp_call_impl(
+    *args: Any, call_jaxpr: ClosedJaxpr, jvp: LazyJaxpr, num_consts: int, symbolic_zeros: bool, name: str
+) -> list[ArrayImpl]:
+    return as_eager_results(eval_closed(call_jaxpr, args), call_jaxpr.out_avals)
+
+
+def _custom_jvp_call_jvp(
+    primals: list[Any], tangents: list[Any], *, call_jaxpr: ClosedJaxpr, jvp: LazyJaxpr, num_consts: int,
+    symbolic_zeros: bool, name: str,
+) -> tuple[list[Any], list[Any]]:
+    _refuse_closure_tangents("custom_jvp", name, tangents[:num_consts])
+    arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
+    outs = eval_closed(jvp.get(), [*primals, *arg_tangents])
+    n = len(call_jaxpr.out_avals)
+    return outs[:n], outs[n:]
+
+
+custom_jvp_call_p.jvp_rule = _custom_jvp_call_jvp
+custom_jvp_call_p.jvp_takes_symbolic_zeros = True
+
+
+@custom_jvp_call_p.def_batching
+def _custom_jvp_call_batching(
+    axis_size: int, vals: list[Any], dims: list[Dim], *, call_jaxpr: ClosedJaxpr, jvp: LazyJaxpr, num_consts: int,
+    symbolic_zeros: bool, name: str,
+) -> tuple[list[Any], list[Dim]]:
+    # Every output gets its batch axis at 0: the outputs' batching must not depend on
+    # whether the (lazy) rule or the body ends up computing them.
+    batched = _batch_all(call_jaxpr, axis_size, dims)
+    arg_dims = dims[num_consts:]
+    batched_jvp = jvp.derive(lambda rule: _batch_all(rule, axis_size, [*dims, *arg_dims]))
+    outs: list[Any] = custom_jvp_call_p.bind(
+        *vals, call_jaxpr=batched, jvp=batched_jvp, num_consts=num_consts, symbolic_zeros=symbolic_zeros, name=name
+    )
+    return outs, [0] * len(outs)
+
+
+@custom_jvp_call_p.def_transpose
+def _custom_jvp_call_transpose(
+    cts: list[Any], *invals: Any, call_jaxpr: ClosedJaxpr, jvp: LazyJaxpr, num_consts: int, symbolic_zeros: bool,
+    name: str,
+) -> list[Any]:
+    return _transpose_call(cts, *invals, call_jaxpr=call_jaxpr)
+
+
+@custom_jvp_call_p.def_dce
+def _custom_jvp_call_dce(used_outputs: Sequence[bool], eqn: JaxprEqn) -> tuple[list[bool], JaxprEqn | None]:
+    """Prune unused outputs from the body and (lazily) from the rule; every input stays (the
+    rule may use inputs the body does not)."""
+    if not any(used_outputs):
+        return [False] * len(eqn.invars), None
+    if all(used_outputs):
+        return [True] * len(eqn.invars), eqn
+    call, jvp = param_of(eqn, "call_jaxpr", ClosedJaxpr), param_of(eqn, "jvp", LazyJaxpr)
+    used = list(used_outputs)
+    params = eqn.params.replace(
+        call_jaxpr=_dce_closed(call, used), jvp=jvp.derive(lambda rule: _dce_closed(rule, used + used))
+    )
+    outvars = tuple(v for v, u in zip(eqn.outvars, used) if u)
+    return [True] * len(eqn.invars), eqn.replace(outvars=outvars, params=params)
+
+
+@custom_jvp_call_p.def_lowering
+def _custom_jvp_call_lowering(
+    ctx: LoweringRuleContext, *args: str, call_jaxpr: ClosedJaxpr, jvp: LazyJaxpr, num_consts: int,
+    symbolic_zeros: bool, name: str,
+) -> list[str]:
+    return lower_call(ctx, args, call_jaxpr, name)
+
+
+# =========================================================================================
+# custom_vjp_call
+# =========================================================================================
+custom_vjp_call_p = Primitive(
+    "custom_vjp_call", multiple_results=True,
+    param_names=("call_jaxpr", "fwd", "bwd", "num_consts", "symbolic_zeros", "name"),
+)
+custom_vjp_call_p.impl_takes_arrays = True
+
+
+@custom_vjp_call_p.def_abstract_eval
+def _custom_vjp_call_abstract_eval(
+    *avals: ShapedArray, call_jaxpr: ClosedJaxpr, fwd: LazyJaxpr, bwd: CustomBwd, num_consts: int,
+    symbolic_zeros: bool, name: str,
+) -> list[ShapedArray]:
+    _check_rule("custom_vjp_call's fwd", fwd)
+    if not isinstance(bwd, CustomBwd):
+        raise TypeError(f"custom_vjp_call's bwd must be a CustomBwd, got {bwd!r} (jaxpr text cannot carry it)")
+    return _call_abstract_eval(f"custom_vjp_call of {name}", avals, call_jaxpr)
+
+
+@custom_vjp_call_p.def_impl
+def _custom_vjp_call_impl(
+    *args: Any, call_jaxpr: ClosedJaxpr, fwd: LazyJaxpr, bwd: CustomBwd, num_consts: int, symbolic_zeros: bool,
+    name: str,
+) -> list[ArrayImpl]:
+    return as_eager_results(eval_closed(call_jaxpr, args), call_jaxpr.out_avals)
+
+
+def _custom_vjp_call_jvp(
+    primals: list[Any], tangents: list[Any], *, call_jaxpr: ClosedJaxpr, fwd: LazyJaxpr, bwd: CustomBwd,
+    num_consts: int, symbolic_zeros: bool, name: str,
+) -> tuple[list[Any], list[Any]]:
+    _refuse_closure_tangents("custom_vjp", name, tangents[:num_consts])
+    n = len(call_jaxpr.out_avals)
+    outs_res = eval_closed(fwd.get(), primals)
+    res = outs_res[n:]
+    arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
+    # The closure operands go along as residuals: the bwd runs with them (see ``with_closure``).
+    t_out: list[Any] = custom_lin_p.bind(
+        *primals[:num_consts], *res, *arg_tangents, num_res=num_consts + len(res), bwd=bwd
+    )
+    return outs_res[:n], t_out
+
+
+custom_vjp_call_p.jvp_rule = _custom_vjp_call_jvp
+custom_vjp_call_p.jvp_takes_symbolic_zeros = True
+
+
+def _vmap_bwd(bwd: CustomBwd, axis_size: int, res_dims: Callable[[], Sequence[Dim]],
+              arg_dims: Sequence[Dim], out_avals: Sequence[ShapedArray]) -> CustomBwd:
+    """``bwd`` of a batched call: the user's bwd vmapped over the batched residuals and the
+    cotangents (batch axis 0); each input cotangent gets its operand's batch axis, and is
+    summed over the batch for an unbatched operand."""
+
+    def batched(res: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
+        in_dims: list[Dim] = [*res_dims(), *[0] * len(cts)]
+        trace = BatchTrace(current_trace(), axis_size, f"vmap(custom_vjp bwd {bwd.name})")
+        with trace_scope(trace):
+            args = [x if d is None else BatchTracer(trace, x, d) for x, d in zip([*res, *cts], in_dims)]
+            cts_in = bwd.fun(args[: len(res)], args[len(res) :])
+            pairs = [None if c is None else trace.unpack(c) for c in cts_in]
+        out: list[Any] = []
+        for pair, want in zip(pairs, arg_dims, strict=True):
+            if pair is None:
+                out.append(None)
+                continue
+            x, d = pair
+            if want is not None:
+                out.append(bdim_at(x, d, axis_size, want))
+            elif d is not None:
+                out.append(reduce_sum(x, (d,)))
+            else:
+                out.append(x)
+        return out
+
+    return CustomBwd(bwd.name, batched, out_avals)
+
+
+@custom_vjp_call_p.def_batching
+def _custom_vjp_call_batching(
+    axis_size: int, vals: list[Any], dims: list[Dim], *, call_jaxpr: ClosedJaxpr, fwd: LazyJaxpr, bwd: CustomBwd,
+    num_consts: int, symbolic_zeros: bool, name: str,
+) -> tuple[list[Any], list[Dim]]:
+    batched = _batch_all(call_jaxpr, axis_size, dims)
+    arg_dims = dims[num_consts:]
+    n_out = len(call_jaxpr.out_avals)
+    found_res_dims: list[list[Dim]] = []
+
+    def batch_fwd(rule: ClosedJaxpr) -> ClosedJaxpr:
+        # Outputs at axis 0 like the body's; residuals keep their natural batch axes.
+        _, natural = batch_jaxpr(rule, axis_size, dims)
+        res_dims = [None if d is None else 0 for d in natural[n_out:]]
+        found_res_dims.append(res_dims)
+        out, _ = batch_jaxpr(rule, axis_size, dims, [0] * n_out + res_dims)
+        return out
+
+    batched_fwd = fwd.derive(batch_fwd)
+
+    def res_dims() -> list[Dim]:
+        batched_fwd.get()  # the bwd runs after the fwd: this only reads the memo
+        return [*dims[:num_consts], *found_res_dims[0]]
+
+    batched_bwd = _vmap_bwd(bwd, axis_size, res_dims, arg_dims, batched.out_avals)
+    outs: list[Any] = custom_vjp_call_p.bind(
+        *vals, call_jaxpr=batched, fwd=batched_fwd, bwd=batched_bwd, num_consts=num_consts,
+        symbolic_zeros=symbolic_zeros, name=name,
+    )
+    return outs, [0] * len(outs)
+
+
+@custom_vjp_call_p.def_dce
+def _custom_vjp_call_dce(used_outputs: Sequence[bool], eqn: JaxprEqn) -> tuple[list[bool], JaxprEqn | None]:
+    """Prune unused outputs from the body and the fwd (residuals stay); the bwd gets zero
+    cotangents for the pruned outputs."""
+    if not any(used_outputs):
+        return [False] * len(eqn.invars), None
+    if all(used_outputs):
+        return [True] * len(eqn.invars), eqn
+    call, fwd = param_of(eqn, "call_jaxpr", ClosedJaxpr), param_of(eqn, "fwd", LazyJaxpr)
+    bwd = param_of(eqn, "bwd", CustomBwd)
+    used = list(used_outputs)
+
+    def dce_fwd(rule: ClosedJaxpr) -> ClosedJaxpr:
+        n_res = len(rule.out_avals) - len(used)
+        return _dce_closed(rule, used + [True] * n_res)
+
+    def full_bwd(res: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
+        it = iter(cts)
+        full = [next(it) if u else instantiate(Zero(a)) for u, a in zip(used, bwd.out_avals)]
+        return bwd.fun(res, full)
+
+    new_bwd = CustomBwd(bwd.name, full_bwd, [a for a, u in zip(bwd.out_avals, used) if u])
+    params = eqn.params.replace(call_jaxpr=_dce_closed(call, used), fwd=fwd.derive(dce_fwd), bwd=new_bwd)
+    outvars = tuple(v for v, u in zip(eqn.outvars, used) if u)
+    return [True] * len(eqn.invars), eqn.replace(outvars=outvars, params=params)
+
+
+@custom_vjp_call_p.def_lowering
+def _custom_vjp_call_lowering(
+    ctx: LoweringRuleContext, *args: str, call_jaxpr: ClosedJaxpr, fwd: LazyJaxpr, bwd: CustomBwd, num_consts: int,
+    symbolic_zeros: bool, name: str,
+) -> list[str]:
+    return lower_call(ctx, args, call_jaxpr, name)
+
+
+# =========================================================================================
+# custom_lin
+# =========================================================================================
+custom_lin_p = Primitive("custom_lin", multiple_results=True, param_names=("num_res", "bwd"))
+
+
+class ForwardModeError(FcoreError, TypeError):
+    """Forward-mode differentiation (jvp) of a ``custom_vjp`` function, which has no jvp rule."""
+
+    def __init__(self, bwd: CustomBwd) -> None:
+        super().__init__(
+            f"can't apply forward-mode autodiff (jvp) to a custom_vjp function ({bwd.name}); "
+            "use grad/vjp, or define the derivative with custom_jvp instead"
+        )
+
+
+class _ForwardModeLoweringError(LoweringError, TypeError):
+    """``ForwardModeError`` met while compiling (lowering errors pass through unwrapped)."""
 
 
 @custom_lin_p.def_abstract_eval
-def _custom_lin_abstract_eval(*avals: ShapedArray, num_res: int, rule: CustomVJPRule) -> list[ShapedArray]:
-    return [a.strip_weak_type() for a in rule.out_avals]
+def _custom_lin_abstract_eval(*avals: ShapedArray, num_res: int, bwd: CustomBwd) -> list[ShapedArray]:
+    if not isinstance(bwd, CustomBwd):
+        raise TypeError(f"custom_lin's bwd must be a CustomBwd, got {bwd!r} (jaxpr text cannot carry it)")
+    return list(bwd.out_avals)
 
 
 @custom_lin_p.def_impl
-def _custom_lin_impl(*args: Any, num_res: int, rule: CustomVJPRule) -> list[Any]:
-    raise TypeError(
-        f"can't apply forward-mode autodiff (jvp) to a custom_vjp function ({rule.name}); "
-        "use grad/vjp, or define the derivative with custom_jvp instead"
-    )
+def _custom_lin_impl(*args: Any, num_res: int, bwd: CustomBwd) -> list[Any]:
+    raise ForwardModeError(bwd)
+
+
+@custom_lin_p.def_batching
+def _custom_lin_batching(axis_size: int, vals: list[Any], dims: list[Dim], *, num_res: int,
+                         bwd: CustomBwd) -> tuple[list[Any], list[Dim]]:
+    raise ForwardModeError(bwd)
+
+
+@custom_lin_p.def_lowering
+def _custom_lin_lowering(ctx: LoweringRuleContext, *args: str, num_res: int, bwd: CustomBwd) -> list[str]:
+    raise _ForwardModeLoweringError(str(ForwardModeError(bwd)))
 
 
 @custom_lin_p.def_transpose
-def _custom_lin_transpose(cts: list[Any], *invals: Any, num_res: int, rule: CustomVJPRule) -> list[Any]:
-    res = tree_util.tree_unflatten(rule.res_tree, invals[:num_res])
-    ct_tree = tree_util.tree_unflatten(rule.out_tree, [instantiate(c) for c in cts])
-    cts_in = rule.bwd(res, ct_tree)
-    if not isinstance(cts_in, tuple):
-        raise TypeError(f"custom_vjp bwd of {rule.name} must return a tuple (one cotangent per primal input)")
-    flat = tree_util.tree_leaves(cts_in, is_leaf=lambda x: x is None)
+def _custom_lin_transpose(cts: list[Any], *invals: Any, num_res: int, bwd: CustomBwd) -> list[Any]:
+    cts_in = bwd.fun(invals[:num_res], [instantiate(c) for c in cts])
     lin = invals[num_res:]
-    if len(flat) != len(lin):
-        raise ValueError(
-            f"custom_vjp bwd of {rule.name} returned {len(flat)} cotangent leaves for {len(lin)} primal input leaves"
-        )
-    out: list[Any] = [None] * num_res
-    for x, c in zip(lin, flat):
-        out.append(None if c is None or not is_undefined(x) else c)
-    return out
-
-
+    assert len(cts_in) == len(lin), (len(cts_in), len(lin))
+    return [None] * num_res + [c if is_undefined(x) else None for x, c in zip(lin, cts_in)]

@@ -1,0 +1,294 @@
+"""``checkpoint``/``remat``: the ``remat2`` primitive (JAX's name), with every rule side by side.
+
+``remat2[jaxpr prevent_cse differentiated policy] *args`` computes ``jaxpr`` (const-free;
+closed-over values are hoisted into leading operands, as for ``jit``). What makes it more
+than a call is its partial-evaluation rule (JAX's ``remat_partial_eval``): when part of
+its inputs are unknown (the tangents, under ``linearize``/``grad``), the known half only
+computes the known outputs and saves as residuals the known inputs plus the values the
+``policy`` allows (none when ``policy`` is None); the unknown half is one ``remat2``
+equation (``differentiated=True``) that recomputes every other known value it needs from
+those residuals. Transposing it transposes its jaxpr, so the recomputation also lands
+inside the transposed ``remat2``. Lowering puts the operands of a differentiated
+``remat2`` behind an optimization barrier when ``prevent_cse`` is set, so that XLA does not
+merge the recomputation with the forward pass.
+
+Policies are parameter values: ``EverythingSaveable()``, ``NothingSaveable()``,
+``DotsSaveable(only_if_no_batch_dims=...)``, or a user function wrapped in
+``CallablePolicy`` (compared by identity). A policy sees each equation of the known half
+(nested ``jit`` calls inlined) as JAX's do: ``policy(prim, *in_avals, **params) -> bool``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from fcore.backend.lowering import LoweringRuleContext, tensor_type
+from fcore.interpreters.array import ArrayImpl
+from fcore.interpreters.staging import trace_to_jaxpr
+from fcore.ir.avals import ShapedArray
+from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Var
+from fcore.ir.params import ParamStruct, ParamValue
+from fcore.ir.parser import register_param_struct
+from fcore.ir.primitive import Primitive
+from fcore.lax._base import check_operands
+from fcore.lax.call import hoist_consts
+from fcore.lax.custom_derivatives import as_eager_results, eval_closed, lower_call, param_of
+from fcore.transforms.ad_util import Zero, is_undefined
+from fcore.transforms.batching import batch_jaxpr
+from fcore.transforms.dce import dce_jaxpr_open
+from fcore.transforms.jvp import jvp_jaxpr
+from fcore.transforms.partial_eval import partial_eval_jaxpr
+from fcore.transforms.simplify import inline_calls
+from fcore.transforms.transpose import transpose_jaxpr
+
+Dim = int | None
+
+__all__ = [
+    "SavePolicy",
+    "EverythingSaveable",
+    "NothingSaveable",
+    "DotsSaveable",
+    "CallablePolicy",
+    "as_policy",
+    "remat_p",
+    "bind_remat",
+]
+
+
+# =========================================================================================
+# Policies
+# =========================================================================================
+class SavePolicy(ParamStruct):
+    """Which values of a checkpointed function differentiation may keep as residuals."""
+
+    __slots__ = ()
+
+    def saveable(self, prim: Primitive, avals: Sequence[ShapedArray], params: Mapping[str, ParamValue]) -> bool:
+        raise NotImplementedError
+
+    def __call__(self, prim: Primitive, *avals: ShapedArray, **params: ParamValue) -> bool:
+        """JAX's calling convention for policies."""
+        return self.saveable(prim, avals, params)
+
+
+@register_param_struct
+@attrs.frozen(slots=True)
+class EverythingSaveable(SavePolicy):
+    """Save every value: differentiation as without ``checkpoint``."""
+
+    def saveable(self, prim: Primitive, avals: Sequence[ShapedArray], params: Mapping[str, ParamValue]) -> bool:
+        return True
+
+
+@register_param_struct
+@attrs.frozen(slots=True)
+class NothingSaveable(SavePolicy):
+    """Save nothing but the inputs: recompute everything (what ``policy=None`` means)."""
+
+    def saveable(self, prim: Primitive, avals: Sequence[ShapedArray], params: Mapping[str, ParamValue]) -> bool:
+        return False
+
+
+@register_param_struct
+@attrs.frozen(slots=True)
+class DotsSaveable(SavePolicy):
+    """Save the results of matrix multiplications (``dot_general``), optionally only those
+    without batch dimensions; recompute the rest."""
+
+    only_if_no_batch_dims: bool
+
+    def saveable(self, prim: Primitive, avals: Sequence[ShapedArray], params: Mapping[str, ParamValue]) -> bool:
+        if prim.name != "dot_general":
+            return False
+        if not self.only_if_no_batch_dims:
+            return True
+        dims: Any = params["dimension_numbers"]
+        (_, _), (lhs_batch, rhs_batch) = dims
+        return not lhs_batch and not rhs_batch
+
+
+class CallablePolicy(SavePolicy):
+    """A user's policy function ``fun(prim, *avals, **params) -> bool`` (compared by identity)."""
+
+    __slots__ = ("fun",)
+
+    def __init__(self, fun: Callable[..., bool]) -> None:
+        if not callable(fun):
+            raise TypeError(f"a checkpoint policy must be callable, got {fun!r}")
+        self.fun = fun
+
+    def saveable(self, prim: Primitive, avals: Sequence[ShapedArray], params: Mapping[str, ParamValue]) -> bool:
+        return bool(self.fun(prim, *avals, **params))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CallablePolicy) and self.fun is other.fun
+
+    def __hash__(self) -> int:
+        return id(self.fun)
+
+    def __repr__(self) -> str:
+        return f"CallablePolicy({getattr(self.fun, '__name__', type(self.fun).__name__)})"
+
+
+def as_policy(policy: Callable[..., bool] | None) -> SavePolicy | None:
+    """A policy parameter value for ``checkpoint(..., policy=...)``."""
+    if policy is None or isinstance(policy, SavePolicy):
+        return policy
+    return CallablePolicy(policy)
+
+
+# =========================================================================================
+# The primitive
+# =========================================================================================
+remat_p = Primitive(
+    "remat2", multiple_results=True, param_names=("jaxpr", "prevent_cse", "differentiated", "policy")
+)
+remat_p.impl_takes_arrays = True
+
+
+def bind_remat(closed: ClosedJaxpr, args: Sequence[Any], *, prevent_cse: bool, differentiated: bool,
+               policy: SavePolicy | None) -> list[Any]:
+    """Bind ``remat2`` on ``closed`` (its consts hoisted into leading operands)."""
+    hoisted, consts = hoist_consts(closed)
+    outs: list[Any] = remat_p.bind(
+        *consts, *args, jaxpr=hoisted, prevent_cse=prevent_cse, differentiated=differentiated, policy=policy
+    )
+    return outs
+
+
+@remat_p.def_abstract_eval
+def _remat_abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, prevent_cse: bool, differentiated: bool,
+                         policy: SavePolicy | None) -> list[ShapedArray]:
+    if jaxpr.jaxpr.constvars or jaxpr.consts:
+        raise TypeError("remat2's jaxpr must be a closed jaxpr without consts (hoist them into operands)")
+    if not isinstance(prevent_cse, bool) or not isinstance(differentiated, bool):
+        raise TypeError("remat2's prevent_cse and differentiated must be bools")
+    if policy is not None and not isinstance(policy, SavePolicy):
+        raise TypeError(f"remat2's policy must be None or a SavePolicy, got {policy!r}")
+    check_operands("remat2", avals, jaxpr.in_avals)
+    return jaxpr.out_avals
+
+
+@remat_p.def_impl
+def _remat_impl(*args: Any, jaxpr: ClosedJaxpr, prevent_cse: bool, differentiated: bool,
+                policy: SavePolicy | None) -> list[ArrayImpl]:
+    return as_eager_results(eval_closed(jaxpr, args), jaxpr.out_avals)
+
+
+def _remat_jvp(primals: list[Any], tangents: list[Any], *, jaxpr: ClosedJaxpr, prevent_cse: bool,
+               differentiated: bool, policy: SavePolicy | None) -> tuple[list[Any], list[Any]]:
+    nonzeros = [type(t) is not Zero for t in tangents]
+    jvp, out_nz = jvp_jaxpr(jaxpr, nonzeros, False)
+    outs = bind_remat(jvp, [*primals, *[t for t in tangents if type(t) is not Zero]],
+                      prevent_cse=prevent_cse, differentiated=differentiated, policy=policy)
+    n = len(jaxpr.out_avals)
+    t_it = iter(outs[n:])
+    return outs[:n], [next(t_it) if nz else Zero(a) for nz, a in zip(out_nz, jaxpr.out_avals)]
+
+
+remat_p.jvp_rule = _remat_jvp
+remat_p.jvp_takes_symbolic_zeros = True
+
+
+@remat_p.def_batching
+def _remat_batching(axis_size: int, vals: list[Any], dims: list[Dim], *, jaxpr: ClosedJaxpr, prevent_cse: bool,
+                    differentiated: bool, policy: SavePolicy | None) -> tuple[list[Any], list[Dim]]:
+    batched, out_dims = batch_jaxpr(jaxpr, axis_size, dims)
+    outs = bind_remat(batched, vals, prevent_cse=prevent_cse, differentiated=differentiated, policy=policy)
+    return outs, out_dims
+
+
+@remat_p.def_transpose
+def _remat_transpose(cts: list[Any], *invals: Any, jaxpr: ClosedJaxpr, prevent_cse: bool, differentiated: bool,
+                     policy: SavePolicy | None) -> list[Any]:
+    linear = [is_undefined(x) for x in invals]
+    transposed = transpose_jaxpr(jaxpr, linear)
+    nonlinear = [x for x, lin in zip(invals, linear) if not lin]
+    outs = iter(bind_remat(transposed, [*nonlinear, *cts], prevent_cse=prevent_cse,
+                           differentiated=differentiated, policy=policy))
+    return [next(outs) if lin else None for lin in linear]
+
+
+@remat_p.def_dce
+def _remat_dce(used_outputs: Sequence[bool], eqn: JaxprEqn) -> tuple[list[bool], JaxprEqn | None]:
+    if not any(used_outputs):
+        return [False] * len(eqn.invars), None
+    closed = param_of(eqn, "jaxpr", ClosedJaxpr)
+    new, used_inputs = dce_jaxpr_open(closed.jaxpr, used_outputs)
+    invars = tuple(a for a, u in zip(eqn.invars, used_inputs) if u)
+    outvars = tuple(v for v, u in zip(eqn.outvars, used_outputs) if u)
+    return used_inputs, eqn.replace(invars=invars, outvars=outvars, params=eqn.params.replace(jaxpr=ClosedJaxpr(new, ())))
+
+
+@remat_p.def_lowering
+def _remat_lowering(ctx: LoweringRuleContext, *args: str, jaxpr: ClosedJaxpr, prevent_cse: bool,
+                    differentiated: bool, policy: SavePolicy | None) -> list[str]:
+    operands = list(args)
+    if differentiated and prevent_cse and operands:
+        types = ", ".join(tensor_type(a) for a in ctx.avals_in)
+        barrier = ctx.emit(f"stablehlo.optimization_barrier {', '.join(operands)} : {types}", n_results=len(operands))
+        operands = [barrier] if len(operands) == 1 else [f"{barrier}#{i}" for i in range(len(operands))]
+    return lower_call(ctx, operands, jaxpr, "checkpoint")
+
+
+# -- partial evaluation: save the inputs (and what the policy allows), recompute the rest ----
+def _saved_by_policy(known: ClosedJaxpr, policy: SavePolicy | None) -> tuple[ClosedJaxpr, list[Var]]:
+    """The known half (nested calls inlined when a policy looks at equations) and the
+    outputs of the equations ``policy`` saves."""
+    if policy is None or isinstance(policy, NothingSaveable):
+        return known, []
+    known = inline_calls(known)
+    saved = [
+        v for e in known.jaxpr.eqns
+        if policy.saveable(e.primitive, [a.aval for a in e.invars], e.params) for v in e.outvars
+    ]
+    return known, saved
+
+
+def _recompute_jaxpr(known: Jaxpr, saved: Sequence[Var], residuals: Sequence[Atom]) -> tuple[Jaxpr, list[bool]]:
+    """``(known inputs, saved values) -> residuals`` without the saving equations; returns
+    it with its unused inputs pruned and the mask of those it uses."""
+    saved_ids = {id(v) for v in saved}
+    eqns = tuple(e for e in known.eqns if not any(id(v) in saved_ids for v in e.outvars))
+    jaxpr = Jaxpr(known.constvars, known.invars + tuple(saved), tuple(residuals), eqns)
+    return dce_jaxpr_open(jaxpr, [True] * len(residuals))
+
+
+@remat_p.def_partial_eval
+def _remat_partial_eval(unknowns: list[bool], *, jaxpr: ClosedJaxpr, prevent_cse: bool, differentiated: bool,
+                        policy: SavePolicy | None) -> tuple[ClosedJaxpr, ClosedJaxpr, list[bool], int]:
+    known_j, unknown_j, out_unknowns, _ = partial_eval_jaxpr(jaxpr, unknowns, False)
+    n_known_out = len(out_unknowns) - sum(out_unknowns)
+    known_j, saved = _saved_by_policy(known_j, policy)
+    k = known_j.jaxpr
+    residuals = k.outvars[n_known_out:] if any(out_unknowns) else ()
+    recompute, used = _recompute_jaxpr(k, saved, residuals)
+    res_vars = [v for v, u in zip(k.invars + tuple(saved), used) if u]
+    recompute_ids = {id(v) for v in recompute.constvars}
+    recompute_consts = tuple(c for v, c in zip(k.constvars, known_j.consts) if id(v) in recompute_ids)
+
+    # The known half: the known outputs, and the residuals (inputs and saved values) as is.
+    outs = list(k.outvars[:n_known_out]) + res_vars
+    pruned, _ = dce_jaxpr_open(k.replace(outvars=tuple(outs)), [True] * len(outs), prune_inputs=False)
+    kept = {id(v) for v in pruned.constvars}
+    known_half = ClosedJaxpr(pruned, tuple(c for v, c in zip(k.constvars, known_j.consts) if id(v) in kept))
+
+    # The unknown half: one remat2 equation recomputing the residuals of the plain split.
+    res_avals = [v.aval for v in res_vars]
+    unknown_avals = [a for a, u in zip(jaxpr.in_avals, unknowns) if u]
+
+    def body(*args: Any) -> list[Any]:
+        residuals = eval_closed(ClosedJaxpr(recompute, recompute_consts), args[: len(res_vars)])
+        return eval_closed(unknown_j, [*residuals, *args[len(res_vars):]])
+
+    def unknown(*args: Any) -> list[Any]:
+        if not any(out_unknowns):
+            return []
+        inner = trace_to_jaxpr(body, [*res_avals, *unknown_avals], "checkpoint (rematerialized)")
+        return bind_remat(inner, args, prevent_cse=prevent_cse, differentiated=True, policy=policy)
+
+    unknown_half = trace_to_jaxpr(unknown, [*res_avals, *unknown_avals], "partial_eval(remat2)")
+    return known_half, unknown_half, out_unknowns, len(res_vars)
