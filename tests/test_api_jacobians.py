@@ -15,7 +15,7 @@ from api_common import Lib, check, check_error
 X3 = np.array([0.5, -1.0, 2.0], np.float32)
 X23 = np.arange(1, 7, dtype=np.float32).reshape(2, 3) / 4
 Z2 = np.array([1 + 1j, -0.5 + 2j], np.complex64)
-JACOBIANS = ["jacfwd", "jacrev", "hessian"]
+JACOBIANS = ["jacfwd", "jacrev", "jacobian", "hessian"]
 
 
 def jac(L: Lib, name: str) -> Any:

@@ -31,7 +31,7 @@ from fcore.api.autodiff import (
     value_and_grad as value_and_grad,
     vjp as vjp,
 )
-from fcore.api.jacobians import hessian as hessian, jacfwd as jacfwd, jacrev as jacrev
+from fcore.api.jacobians import hessian as hessian, jacfwd as jacfwd, jacobian as jacobian, jacrev as jacrev
 from fcore.api.vectorize import vmap as vmap
 from fcore import transforms as transforms
 from fcore.api.jit import (

@@ -1,4 +1,4 @@
-"""Jacobians: ``jacfwd`` (vmap of jvp), ``jacrev`` (vmap of the pullback) and ``hessian``.
+"""Jacobians: ``jacfwd`` (vmap of jvp), ``jacrev`` (vmap of the pullback, alias ``jacobian``) and ``hessian``.
 
 Built exactly as JAX builds them, so that the result has JAX's structure, dtypes and weak
 types: each block is cast to the dtype and weak type of the output leaf (``jacfwd``) or the
@@ -88,6 +88,17 @@ def jacrev(
         return (jac_tree, aux) if has_aux else jac_tree
 
     return jacfun
+
+
+def jacobian(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+) -> Callable[..., Any]:
+    """``jacrev`` (JAX's alias)."""
+    return jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic, allow_int=allow_int)
 
 
 def hessian(
