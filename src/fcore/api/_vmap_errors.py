@@ -18,24 +18,6 @@ from fcore.api._float0 import float0, is_float0
 from fcore.interpreters.eval import get_aval
 
 
-def leaf_paths(treedef: tree_util.PyTreeDef, prefix: str) -> list[str]:
-    """The key path of each leaf of ``treedef`` after ``prefix`` (``['a'][0]``, as JAX's ``keystr``)."""
-    if treedef.num_leaves == 0:
-        return []
-    node = treedef.node_data()
-    if node is None:
-        return [prefix]
-    typ, data = node
-    children = treedef.children()
-    if issubclass(typ, dict) and isinstance(data, (list, tuple)):
-        keys = [f"[{k!r}]" for k in data]
-    elif issubclass(typ, tuple) and hasattr(typ, "_fields"):
-        keys = [f".{name}" for name in typ._fields]
-    else:
-        keys = [f"[{i}]" for i in range(len(children))]
-    return [path for key, child in zip(keys, children) for path in leaf_paths(child, prefix + key)]
-
-
 def _children(x: Any) -> tuple[list[str], list[Any]] | None:
     """Key strings and children of a container node (None for leaves and other node types)."""
     if isinstance(x, dict):
@@ -118,10 +100,11 @@ def inconsistent_sizes(
     except (TypeError, ValueError):
         params = None
     paths: list[str] = []
-    for i, child in enumerate(tree_util.tree_structure(tuple(args)).children()):
-        named = params is not None and i < len(params)
-        paths += leaf_paths(child, f"argument {params[i]}" if params is not None and named else f"args[{i}]")
-    paths += leaf_paths(tree_util.tree_structure(kwargs), "kwargs")
+    for path, _ in tree_util.tree_leaves_with_path(tuple(args)):
+        i = path[0].idx if isinstance(path[0], tree_util.SequenceKey) else len(args)
+        head = f"argument {params[i]}" if params is not None and i < len(params) else f"args[{i}]"
+        paths.append(head + tree_util.keystr(path[1:]))
+    paths += ["kwargs" + tree_util.keystr(path) for path, _ in tree_util.tree_leaves_with_path(kwargs)]
     examples = [f"{p} of type {_argument_type(x)}" for p, x in zip(paths, flat)]
     lines = ["vmap got inconsistent sizes for array axes to be mapped:"]
     if axis_size is not None:

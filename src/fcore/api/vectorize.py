@@ -16,7 +16,7 @@ import numpy as np
 from fcore import tree_util
 from fcore.api._diff_args import check_callable, typeof
 from fcore.api._float0 import float0_zeros, is_float0
-from fcore.api._vmap_errors import inconsistent_sizes, leaf_paths, not_a_prefix
+from fcore.api._vmap_errors import inconsistent_sizes, not_a_prefix
 from fcore.api.staging import fun_name
 from fcore.interpreters.eval import get_aval
 from fcore.interpreters.stack import current_trace, set_current_trace, trace_scope
@@ -114,7 +114,7 @@ def vmap(
             pairs = [trace.unpack(o) for o in out_flat]
         o_axes = _broadcast_axes("vmap out_axes", out_axes, out)
         with set_current_trace(trace.parent):
-            results = [_place_output(v, d, want, n, out_tree, i) for i, ((v, d), want) in enumerate(zip(pairs, o_axes))]
+            results = [_place_output(v, d, want, n, out, i) for i, ((v, d), want) in enumerate(zip(pairs, o_axes))]
         return tree_util.tree_unflatten(out_tree, results)
 
     return vmapped
@@ -150,11 +150,11 @@ def _batched_input(trace: BatchTrace, x: Any, dim: int | None) -> Any:
     return BatchTracer(trace, x, dim)
 
 
-def _place_output(v: Any, d: int | None, want: int | None, n: int, out_tree: tree_util.PyTreeDef, i: int) -> Any:
-    """Output leaf ``i``, ``v`` (batched at ``d``), with its batch axis at ``want`` (``None``: unbatched)."""
+def _place_output(v: Any, d: int | None, want: int | None, n: int, out: Any, i: int) -> Any:
+    """Leaf ``i`` of ``out``, ``v`` (batched at ``d``), with its batch axis at ``want`` (``None``: unbatched)."""
     if want is None:
         if d is not None:
-            path = leaf_paths(out_tree, "")[i]
+            path = tree_util.keystr(tree_util.tree_leaves_with_path(out)[i][0])
             raise ValueError(f"at vmap out_axes{path}, got axis spec None but output was batched on axis {d}")
         return v
     rank = len(_shape(v)) + (1 if d is None else 0)
