@@ -1,148 +1,171 @@
 """``jit``: stage once per (argument types, static args, x64 mode), compile with XLA, run.
 
 ``jit(f)`` returns a ``Jitted`` callable; ``.trace(*args)``, ``.lower()``, ``.compile()``
-expose the ahead-of-time stages as in JAX.
+expose the ahead-of-time stages (``fcore.api.stages``) as in JAX. As in JAX, jitted
+functions built from the same function with the same options share their traces.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
+import types
 import weakref
-from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any, NoReturn, overload
 
-import attrs
+import numpy as np
 
 from fcore import tree_util
-from fcore.api.staging import abstractify, fun_name, merge_static, normalize_argnums, split_static
+from fcore.api.jit_args import ArgSpec, CallArgs, dynamic_leaf_info, resolve_argnums, signature_of, split_call
+from fcore.api.staging import ShapeDtypeStruct, abstractify, fun_name
+from fcore.api.stages import Lowered, Specialization, Traced
 from fcore.backend import runtime
-from fcore.backend.lowering import lower_jaxpr
 from fcore.config import x64_enabled
-from fcore.interpreters.array import ArrayImpl
-from fcore.interpreters.eval import EVAL_TRACE
+from fcore.interpreters.array import Array, ArrayImpl
+from fcore.interpreters.eval import EVAL_TRACE, to_numpy_arg
 from fcore.interpreters.stack import current_trace
 from fcore.interpreters.staging import trace_to_jaxpr
+from fcore.interpreters.trace import Tracer
 from fcore.ir.avals import ShapedArray
-from fcore.ir.core import ClosedJaxpr
-from fcore.lax.call import Launch, bind_jit, clear_executable_cache, compile_jaxpr, hoist_consts, launch_for, to_device
+from fcore.lax.call import bind_jit, clear_executable_cache, hoist_consts, to_device
 
 DeviceBuffer = runtime.DeviceBuffer
 
-
-@attrs.define(slots=True, eq=False)
-class _Entry:
-    """A traced specialization: the jaxpr (consts hoisted), its consts and output tree, and
-    once it has run outside transformations, its ``Launch`` (dropped by ``clear_caches``)."""
-
-    closed: ClosedJaxpr
-    hoisted: ClosedJaxpr
-    consts: tuple[Any, ...]
-    out_tree: tree_util.PyTreeDef
-    leaf_out: bool  # out_tree is a single leaf: the result is the one output itself
-    launch: Launch | None = None
+#: What a traced function may return as a leaf (anything else is a ``TypeError``).
+_OUTPUT_TYPES = (Array, np.ndarray, np.generic, bool, int, float, complex)
 
 
-@attrs.frozen(slots=True)
-class Compiled:
-    """A compiled specialization: call it with the same kinds of arguments."""
+class _TraceCache:
+    """The specializations of one function under one set of jit options: by full key, and
+    by argument avals alone for calls with positional device arrays only (the fast path)."""
 
-    _jitted: Jitted
-    _entry: _Entry
-    _executable: runtime.Executable
+    __slots__ = ("entries", "fast", "__weakref__")
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._jitted(*args, **kwargs)
+    def __init__(self) -> None:
+        self.entries: dict[Hashable, Specialization] = {}
+        self.fast: dict[Hashable, Specialization] = {}
 
-    def as_text(self) -> str:
-        """XLA's optimized HLO."""
-        return self._executable.as_text()
-
-    def cost_analysis(self) -> dict[str, float]:
-        return self._executable.cost_analysis()
+    def drop_launches(self) -> None:
+        for entry in self.entries.values():
+            entry.launch = None
 
 
-@attrs.frozen(slots=True)
-class Lowered:
-    """The StableHLO module of a specialization."""
-
-    _jitted: Jitted
-    _entry: _Entry
-
-    def as_text(self) -> str:
-        return lower_jaxpr(self._entry.hoisted, self._jitted.name)
-
-    def compile(self) -> Compiled:
-        exe = compile_jaxpr(self._entry.hoisted, self._jitted.name)
-        return Compiled(self._jitted, self._entry, exe)
+#: Trace caches by function, then by options: jit objects of one function share traces.
+_shared: weakref.WeakKeyDictionary[Callable[..., Any], dict[ArgSpec, _TraceCache]] = weakref.WeakKeyDictionary()
+#: Caches holding ``Launch``es (compiled executables) that ``clear_caches`` must drop.
+_with_launches: weakref.WeakSet[_TraceCache] = weakref.WeakSet()
 
 
-@attrs.frozen(slots=True)
-class Traced:
-    """The staged jaxpr of a specialization (``.jaxpr``)."""
-
-    _jitted: Jitted
-    _entry: _Entry
-
-    @property
-    def jaxpr(self) -> ClosedJaxpr:
-        return self._entry.closed
-
-    def lower(self) -> Lowered:
-        return Lowered(self._jitted, self._entry)
+def _trace_cache(fun: Callable[..., Any], spec: ArgSpec) -> _TraceCache:
+    try:
+        per_fun = _shared.setdefault(fun, {})
+    except TypeError:  # not weakly referenceable or not hashable: a cache of its own
+        return _TraceCache()
+    cache = per_fun.get(spec)
+    if cache is None:
+        cache = per_fun[spec] = _TraceCache()
+    return cache
 
 
 class Jitted:
     """A jit-compiled function (see ``fcore.jit``)."""
 
-    def __init__(
-        self, fun: Callable[..., Any], static_argnums: tuple[int, ...], donate_argnums: tuple[int, ...]
-    ) -> None:
+    def __init__(self, fun: Callable[..., Any], spec: ArgSpec) -> None:
         functools.update_wrapper(self, fun, updated=())
         self.fun = fun
         self.name = fun_name(fun)
-        self.static_argnums = static_argnums
-        self.donate_argnums = donate_argnums  # accepted; buffers are not reused yet
-        self._positional = not static_argnums
-        self._cache: dict[Hashable, _Entry] = {}
-        self._fast: dict[Hashable, _Entry] = {}
+        self._sig = signature_of(fun)
+        self._spec = spec
+        self.static_argnums = spec.static_argnums
+        self.static_argnames = spec.static_argnames
+        self.donate_argnums = spec.donate_argnums
+        self.donate_argnames = spec.donate_argnames
+        # Calls with static or donated arguments never take the fast path (``__call__``).
+        self._positional = not (spec.static_argnums or spec.donate_argnums or spec.donate_argnames)
+        self._caches = _trace_cache(fun, spec)
+        self._cache = self._caches.entries
+        self._fast = self._caches.fast
 
-    def _specialize(self, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[_Entry, list[Any]]:
-        if self.static_argnums:
-            dyn, static = split_static(args, self.static_argnums)
-            for i, v in static.items():
-                try:
-                    hash(v)
-                except TypeError:
-                    raise TypeError(
-                        f"jit({self.name}): static argument {i} of type {type(v).__name__} is not hashable; "
-                        "static arguments must be hashable"
-                    ) from None
-        else:
-            dyn, static = list(args), {}
-        flat, in_tree = tree_util.tree_flatten((tuple(dyn), kwargs))
-        avals = tuple(abstractify(x) for x in flat)
-        key = (in_tree, avals, tuple(sorted(static.items())), x64_enabled())
+    # -- specialization -------------------------------------------------------------------
+    def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> CallArgs:
+        return split_call(self._spec, self.name, args, kwargs)
+
+    def _specialize(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Specialization, list[Any]]:
+        spec = self._spec
+        call: CallArgs | None = None
+        if spec.static_argnums or (kwargs and spec.static_argnames):
+            call = self._split(args, kwargs)
+            flat, in_tree = tree_util.tree_flatten((call.dyn_args, call.dyn_kwargs))
+            static_key = call.static_key
+        else:  # no static arguments in this call (the common case): nothing to split
+            flat, in_tree = tree_util.tree_flatten((args, kwargs))
+            static_key = ()
+        try:
+            avals = tuple([abstractify(x) for x in flat])
+        except (TypeError, OverflowError):
+            self._raise_argument_error(flat, call or CallArgs(args, kwargs, {}, {}, ()))
+        key = (in_tree, avals, static_key, x64_enabled())
         entry = self._cache.get(key)
-        if entry is None:
-            entry = self._trace(avals, in_tree, static)
+        if entry is None:  # a failed trace raises here and caches nothing
+            entry = self._trace(avals, in_tree, call or CallArgs(args, kwargs, {}, {}, ()))
             self._cache[key] = entry
         return entry, flat
 
-    def _trace(self, avals: Sequence[ShapedArray], in_tree: tree_util.PyTreeDef, static: dict[int, Any]) -> _Entry:
+    def _raise_argument_error(self, flat: Sequence[Any], call: CallArgs) -> NoReturn:
+        """Re-abstractify to find the culprit and name its argument, as jax does."""
+        for i, x in enumerate(flat):
+            try:
+                abstractify(x)
+            except OverflowError:
+                raise OverflowError(
+                    "An overflow was encountered while parsing an argument to a jitted computation, whose "
+                    f"argument path is {self._arg_name(call, i)}. Got {type(x)} with value {x}"
+                ) from None
+            except TypeError:
+                raise TypeError(
+                    f"Error interpreting argument to {self.fun} as an abstract array. The problematic value is "
+                    f"of type {type(x)} and was passed to the function at path {self._arg_name(call, i)}.\n"
+                    "This typically means that a jit-wrapped function was called with a non-array argument, "
+                    "and this argument was not marked as static using the static_argnums or static_argnames "
+                    "parameters of jit."
+                ) from None
+        raise AssertionError("abstractify failed once but not twice")  # pragma: no cover
+
+    def _arg_name(self, call: CallArgs, leaf: int) -> str:
+        names, _ = dynamic_leaf_info(self._spec, self._sig, call)
+        return names[leaf]
+
+    def _trace(self, avals: Sequence[ShapedArray], in_tree: tree_util.PyTreeDef, call: CallArgs) -> Specialization:
         out_trees: list[tree_util.PyTreeDef] = []
 
         def flat_fun(*leaves: Any) -> list[Any]:
-            dyn_args, kw = tree_util.tree_unflatten(in_tree, leaves)
-            out = self.fun(*merge_static(dyn_args, static), **kw)
-            out_leaves, out_tree = tree_util.tree_flatten(out)
+            dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, leaves)
+            args, kwargs = call.merge(dyn_args, dyn_kwargs)
+            out_leaves, out_tree = tree_util.tree_flatten(self.fun(*args, **kwargs))
+            for leaf in out_leaves:
+                if not isinstance(leaf, _OUTPUT_TYPES):
+                    raise TypeError(
+                        f"function {self._where()} traced for jit returned a value of type {type(leaf)}, "
+                        "which is not a valid array type"
+                    )
             out_trees.append(out_tree)
             return out_leaves
 
         closed = trace_to_jaxpr(flat_fun, avals, f"jit({self.name})")
         hoisted, consts = hoist_consts(closed)
         out_tree = out_trees[0]
-        return _Entry(closed, hoisted, tuple(consts), out_tree, tree_util.treedef_is_leaf(out_tree))
+        names, donated = dynamic_leaf_info(self._spec, self._sig, call)
+        return Specialization(
+            self.name, closed, hoisted, tuple(consts), in_tree, out_tree, tree_util.treedef_is_leaf(out_tree),
+            names, donated,
+        )
 
+    def _where(self) -> str:
+        code = getattr(self.fun, "__code__", None)
+        return f"{self.name} at {code.co_filename}:{code.co_firstlineno}" if code is not None else self.name
+
+    # -- calls ----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not kwargs and self._positional:
             # Fast path, the common cached call: positional fcore arrays that already live on
@@ -193,47 +216,123 @@ class Jitted:
         if current_trace() is EVAL_TRACE:
             launch = entry.launch
             if launch is None:
-                launch = launch_for(entry.hoisted, self.name, entry.consts)
-                entry.launch = launch
-                _with_launches.add(self)
+                launch = entry.get_launch()
+                _with_launches.add(self._caches)
             outs: list[Any] = launch(flat)
         else:
             outs = bind_jit(entry.hoisted, [*entry.consts, *flat], self.name)
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
-    def _drop_launches(self) -> None:
-        for entry in self._cache.values():
-            entry.launch = None
+    def __get__(self, obj: object, objtype: type | None = None) -> Any:
+        """Decorated methods bind ``self`` as their first argument, as functions do."""
+        return self if obj is None else types.MethodType(self, obj)
 
+    # -- ahead of time --------------------------------------------------------------------
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
         entry, _ = self._specialize(args, kwargs)
-        return Traced(self, entry)
+        return Traced(entry)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         return self.trace(*args, **kwargs).lower()
+
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+        """The results' shapes and dtypes (``ShapeDtypeStruct``s), without running anything."""
+        entry, _ = self._specialize(args, kwargs)
+        structs = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in entry.out_avals]
+        return tree_util.tree_unflatten(entry.out_tree, structs)
+
+    def clear_cache(self) -> None:
+        """Forget this function's traces (and their executables)."""
+        self._cache.clear()
+        self._fast.clear()
 
     def __repr__(self) -> str:
         return f"<jit({self.name})>"
 
 
-#: Jitted functions holding ``Launch``es (compiled executables) that ``clear_caches`` must drop.
-_with_launches: weakref.WeakSet[Jitted] = weakref.WeakSet()
+@overload
+def jit(
+    fun: Callable[..., Any],
+    /,
+    static_argnums: int | Sequence[int] | None = None,
+    donate_argnums: int | Sequence[int] | None = None,
+    *,
+    static_argnames: str | Iterable[str] | None = None,
+    donate_argnames: str | Iterable[str] | None = None,
+    keep_unused: bool = False,
+    inline: bool = False,
+) -> Jitted: ...
+
+
+@overload
+def jit(
+    fun: None = None,
+    /,
+    static_argnums: int | Sequence[int] | None = None,
+    donate_argnums: int | Sequence[int] | None = None,
+    *,
+    static_argnames: str | Iterable[str] | None = None,
+    donate_argnames: str | Iterable[str] | None = None,
+    keep_unused: bool = False,
+    inline: bool = False,
+) -> Callable[[Callable[..., Any]], Jitted]: ...
 
 
 def jit(
-    fun: Callable[..., Any],
-    static_argnums: int | Sequence[int] = (),
-    donate_argnums: int | Sequence[int] = (),
-) -> Jitted:
-    """Compile ``fun`` with XLA; re-traced only for new argument types or static values."""
-    return Jitted(fun, normalize_argnums(static_argnums), normalize_argnums(donate_argnums))
+    fun: Callable[..., Any] | None = None,
+    /,
+    static_argnums: int | Sequence[int] | None = None,
+    donate_argnums: int | Sequence[int] | None = None,
+    *,
+    static_argnames: str | Iterable[str] | None = None,
+    donate_argnames: str | Iterable[str] | None = None,
+    keep_unused: bool = False,
+    inline: bool = False,
+) -> Jitted | Callable[[Callable[..., Any]], Jitted]:
+    """Compile ``fun`` with XLA; re-traced only for new argument types or static values.
+
+    Static arguments (``static_argnums`` / ``static_argnames``, each completed from the
+    other through ``fun``'s signature) must be hashable and are passed to ``fun`` as
+    Python values. ``keep_unused`` and ``inline`` are accepted for JAX compatibility; they
+    change no result. Without ``fun``, returns a decorator.
+    """
+    if fun is None:
+        return functools.partial(
+            jit, static_argnums=static_argnums, donate_argnums=donate_argnums, static_argnames=static_argnames,
+            donate_argnames=donate_argnames, keep_unused=keep_unused, inline=inline,
+        )
+    _check_callable(fun)
+    spec = resolve_argnums(signature_of(fun), static_argnums, static_argnames, donate_argnums, donate_argnames)
+    return Jitted(fun, spec)
 
 
-def device_put(x: Any) -> Any:
-    """Put every array leaf of ``x`` on the default device."""
-    def put(leaf: Any) -> ArrayImpl:
-        aval = abstractify(leaf)
-        return ArrayImpl(None, aval.weak_type, to_device(leaf), aval)
+def _check_callable(fun: object) -> None:
+    if isinstance(fun, staticmethod):
+        raise TypeError(f"staticmethod arguments are not supported, got {fun}")
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun}")
+    if inspect.isgeneratorfunction(fun):
+        raise TypeError(f"Expected a function, got a generator function: {fun}")
+
+
+def device_put(x: Any, device: runtime.Device | None = None) -> Any:
+    """Put every array leaf of ``x`` on ``device`` (default: the first device).
+
+    An fcore array already there is returned as is; Python scalars stay weakly typed.
+    Under a transformation, traced values pass through unchanged.
+    """
+    def put(leaf: Any) -> Any:
+        if isinstance(leaf, Tracer):
+            return leaf
+        if type(leaf) is ArrayImpl:
+            if leaf.is_deleted():
+                return leaf  # as jax: the error comes when it is used
+            if device is None or leaf.device == device:
+                to_device(leaf)  # makes and keeps its device copy
+                return leaf
+            return ArrayImpl(None, leaf.weak_type, runtime.device_put(leaf.host(), device), leaf.aval)
+        host, weak = to_numpy_arg(leaf)
+        return ArrayImpl(None, weak, runtime.device_put(host, device), ShapedArray(host.shape, host.dtype, weak))
 
     return tree_util.tree_map(put, x)
 
@@ -249,8 +348,8 @@ def block_until_ready(x: Any) -> Any:
 def clear_caches() -> None:
     """Forget compiled executables (as ``jax.clear_caches``); traced specializations live on
     their ``Jitted`` objects and go away with them."""
-    for jitted in list(_with_launches):
-        jitted._drop_launches()
+    for cache in list(_with_launches):
+        cache.drop_launches()
     _with_launches.clear()
     clear_executable_cache()
 

@@ -159,14 +159,21 @@ class LoweringRuleContext:
         return self.op_typed("stablehlo.convert", [x], [aval], ShapedArray(aval.shape, dtype))
 
 
-def lower_function(module: ModuleBuilder, jaxpr: Jaxpr, name: str, public: bool) -> str:
-    """The text of one ``func.func``: constvars then invars are its parameters."""
+def lower_function(
+    module: ModuleBuilder, jaxpr: Jaxpr, name: str, public: bool, aliases: Sequence[int | None] = ()
+) -> str:
+    """The text of one ``func.func``: constvars then invars are its parameters.
+
+    ``aliases[i]``, when not None, is the result that parameter ``i`` is donated to.
+    """
     fn = FunctionBuilder()
     env: dict[int, str] = {}
     params = []
     for i, v in enumerate(jaxpr.constvars + jaxpr.invars):
         env[id(v)] = f"%arg{i}"
-        params.append(f"%arg{i}: {tensor_type(v.aval)}")
+        alias = aliases[i] if i < len(aliases) else None
+        attr = f" {{tf.aliasing_output = {alias} : i32}}" if alias is not None else ""
+        params.append(f"%arg{i}: {tensor_type(v.aval)}{attr}")
 
     def read(a: Any) -> str:
         if type(a) is Literal:
@@ -204,11 +211,31 @@ def lower_function(module: ModuleBuilder, jaxpr: Jaxpr, name: str, public: bool)
     return "\n".join([head, *fn.lines, ret, "  }"])
 
 
-def lower_jaxpr(closed: ClosedJaxpr | Jaxpr, name: str = "main") -> str:
-    """A StableHLO module whose public ``@main`` takes the constvars then the invars."""
+def donation_aliases(
+    in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray], donated: Sequence[bool]
+) -> tuple[int | None, ...]:
+    """For each donated input, the first result of the same shape and dtype not yet taken
+    (None where there is none: that buffer cannot be reused), as jax pairs them."""
+    free = list(range(len(out_avals)))
+    aliases: list[int | None] = []
+    for aval, d in zip(in_avals, donated):
+        match = None
+        if d:
+            match = next((j for j in free if out_avals[j].shape == aval.shape and out_avals[j].dtype == aval.dtype), None)
+            if match is not None:
+                free.remove(match)
+        aliases.append(match)
+    return tuple(aliases)
+
+
+def lower_jaxpr(closed: ClosedJaxpr | Jaxpr, name: str = "main", aliases: Sequence[int | None] = ()) -> str:
+    """A StableHLO module whose public ``@main`` takes the constvars then the invars.
+
+    ``aliases`` (see ``donation_aliases``) marks parameters whose buffers a result reuses.
+    """
     jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
     module = ModuleBuilder()
-    main = lower_function(module, jaxpr, "main", public=True)
+    main = lower_function(module, jaxpr, "main", public=True, aliases=aliases)
     body = "\n".join([main, *module.functions])
     module_name = "".join(c if c.isalnum() or c == "_" else "_" for c in f"jit_{name}")
     return (

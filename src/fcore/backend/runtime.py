@@ -35,6 +35,7 @@ __all__ = [
     "DeviceBuffer",
     "Executable",
     "LaunchFn",
+    "MemoryStats",
     "OutAval",
     "RawArray",
     "ResultHandler",
@@ -61,6 +62,8 @@ RawArray: TypeAlias = xc.ArrayImpl
 #: ``launch(raw_args).consume_with_handlers(handlers)``: the two jaxlib calls of an execution.
 LaunchFn: TypeAlias = Callable[[Sequence[RawArray]], _jax.ExecuteResults]
 ResultHandler: TypeAlias = _jax.ResultHandler
+#: XLA's memory estimates of a compiled program (argument/output/temp/peak bytes ...).
+MemoryStats: TypeAlias = _jax.CompiledMemoryStats
 
 
 class XlaCompileError(FcoreError, RuntimeError):
@@ -347,6 +350,9 @@ class DeviceBuffer:
 
     def _to_numpy_slow(self) -> npt.NDArray[Any]:
         aval = self._aval
+        if self._array.is_deleted():
+            dims = ",".join(map(str, aval.shape))
+            raise RuntimeError(f"Array has been deleted with shape={aval.dtype.name}[{dims}].")
         out: npt.NDArray[Any] | None = None
         if _prod(aval.shape) == 0:
             out = np.empty(aval.shape, aval.dtype)
@@ -542,6 +548,10 @@ class Executable:
             for k, v in self._exe.cost_analysis().items()
             if isinstance(v, (int, float)) and not isinstance(v, bool)
         }
+
+    def memory_analysis(self) -> MemoryStats:
+        """XLA's memory estimates (``argument_size_in_bytes``, ``temp_size_in_bytes``, ...)."""
+        return self._exe.get_compiled_memory_stats()
 
     def serialize(self) -> bytes:
         """Opaque blob for :func:`deserialize`; valid only for the same jaxlib and

@@ -9,6 +9,7 @@ imported (this layer cannot import the layers above it).
 from __future__ import annotations
 
 import abc
+from types import NotImplementedType
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
@@ -19,11 +20,18 @@ from fcore.ir.dtypes import DType
 
 ArrayMethod = Callable[..., "Array"]
 _methods: dict[str, ArrayMethod] = {}
+#: Puts a host-only array on the default device (installed by ``fcore.lax.call``).
+_device_placer: list[Callable[["ArrayImpl"], "DeviceValue"]] = []
 
 
 def register_array_methods(table: dict[str, ArrayMethod]) -> None:
     """Install the implementations of operators/methods (called by ``fcore.numpy``)."""
     _methods.update(table)
+
+
+def register_device_placer(place: Callable[[ArrayImpl], DeviceValue]) -> None:
+    """Install how ``ArrayImpl.device`` gets a device copy (this layer cannot import the backend)."""
+    _device_placer[:] = [place]
 
 
 def _m(name: str) -> ArrayMethod:
@@ -63,6 +71,14 @@ class Array(abc.ABC):
     def size(self) -> int:
         return self.aval.size
 
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
     # Conversions to Python scalars: concrete arrays convert, tracers may refuse.
     def __bool__(self) -> bool:
         raise NotImplementedError
@@ -88,6 +104,22 @@ class Array(abc.ABC):
         if not self.shape:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.shape[0]))
+
+    def __contains__(self, other: object) -> bool:
+        """``x in a`` for a 1-D ``a`` and a scalar ``x``, as jax (which rejects NumPy's oddities)."""
+        if other is None or isinstance(other, str):
+            raise TypeError(f"Array.__contains__: unsupported operand type {type(other)}.")
+        if self.ndim != 1:
+            raise ValueError(f"Array.__contains__: search array must be one-dimensional, got arr.shape={self.shape}.")
+        if isinstance(other, (Array, np.ndarray, np.generic)):
+            query_shape: tuple[int, ...] = other.shape
+        elif isinstance(other, (bool, int, float, complex)):
+            query_shape = ()
+        else:
+            raise TypeError(f"Array.__contains__ requires ndarray or scalar arguments, got {type(other)} at position 0.")
+        if query_shape:
+            raise ValueError(f"Array.__contains__: query value must be a scalar, got query.shape={query_shape}")
+        return bool(_m("any")(self == other))
 
     # Arithmetic and comparison operators.
     def __neg__(self) -> Array: return _m("negative")(self)
@@ -124,11 +156,33 @@ class Array(abc.ABC):
     def __ne__(self, o: object) -> Array: return _m("not_equal")(self, o)  # type: ignore[override]  # elementwise, as in NumPy
     def __getitem__(self, idx: object) -> Array: return _m("getitem")(self, idx)
 
+    def __divmod__(self, o: object) -> tuple[Array, Array] | NotImplementedType:
+        q = _m("floor_divide")(self, o)
+        if q is NotImplemented:
+            return NotImplemented
+        return q, _m("remainder")(self, o)
+
+    def __rdivmod__(self, o: object) -> tuple[Array, Array] | NotImplementedType:
+        q = _m("floor_divide")(o, self)
+        if q is NotImplemented:
+            return NotImplemented  # type: ignore[no-any-return]  # mypy types NotImplemented as Any outside binary dunders
+        return q, _m("remainder")(o, self)
+
+    def __round__(self, ndigits: int | None = None) -> Array:
+        """``round(a)`` is an integer array, ``round(a, n)`` keeps the dtype (as jax)."""
+        out = _m("round")(self, ndigits or 0)
+        return out if ndigits is not None else _m("astype")(out, int)
+
     __hash__ = None  # type: ignore[assignment]  # arrays are unhashable, as in NumPy and JAX
 
     # Methods mirroring jax.Array.
     @property
     def T(self) -> Array: return _m("transpose")(self)
+    @property
+    def mT(self) -> Array:
+        if self.ndim < 2:
+            raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got ndim={self.ndim}")
+        return _m("swapaxes")(self, -1, -2)
     @property
     def at(self) -> Any: return _m("at")(self)
     @property
@@ -144,6 +198,9 @@ class Array(abc.ABC):
         perm = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None)
         return _m("transpose")(self, perm)
     def ravel(self) -> Array: return _m("ravel")(self)
+    def copy(self) -> Array:
+        """A copy (values are immutable, so a traced value is its own copy)."""
+        return self
     def flatten(self) -> Array: return _m("ravel")(self)
     def squeeze(self, axis: Any = None) -> Array: return _m("squeeze")(self, axis)
     def swapaxes(self, a: int, b: int) -> Array: return _m("swapaxes")(self, a, b)
@@ -199,6 +256,16 @@ def _no_out(out: object) -> None:
         raise NotImplementedError("The 'out' argument is not supported: fcore arrays are immutable.")
 
 
+class DeviceLike(Protocol):
+    """A device as the backend names it (jaxlib's ``Device``)."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def platform(self) -> str: ...
+
+
 class DeviceValue(Protocol):
     """A device buffer as the backend provides it (``fcore.backend``)."""
 
@@ -208,9 +275,54 @@ class DeviceValue(Protocol):
     @property
     def dtype(self) -> np.dtype[Any]: ...
 
+    @property
+    def device(self) -> DeviceLike: ...
+
     def to_numpy(self) -> np.ndarray[Any, Any]: ...
 
     def block_until_ready(self) -> object: ...
+
+    def is_deleted(self) -> bool: ...
+
+    def delete(self) -> None: ...
+
+
+class _DeletedValue:
+    """Stands in for the buffers of a deleted array: every read raises, as in jax."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype[Any]) -> None:
+        self.shape = shape
+        self.dtype = dtype
+
+    def _gone(self) -> RuntimeError:
+        from fcore.ir.dtypes import dtype_name
+
+        dims = ",".join(map(str, self.shape))
+        return RuntimeError(f"Array has been deleted with shape={dtype_name(self.dtype)}[{dims}].")
+
+    @property
+    def device(self) -> DeviceLike:
+        raise self._gone()
+
+    def to_numpy(self) -> np.ndarray[Any, Any]:
+        raise self._gone()
+
+    def block_until_ready(self) -> object:
+        raise self._gone()
+
+    def is_deleted(self) -> bool:
+        return True
+
+    def delete(self) -> None:
+        pass
+
+
+def _rebuild(value: np.ndarray[Any, Any], weak_type: bool) -> ArrayImpl:
+    """Unpickling: the host value and the weak type (the device copy is made on use)."""
+    value.flags.writeable = False
+    return ArrayImpl(value, weak_type)
 
 
 class ArrayImpl(Array):
@@ -291,6 +403,76 @@ class ArrayImpl(Array):
             dev.block_until_ready()
         return self
 
+    def copy_to_host_async(self) -> None:
+        """Accepted for jax compatibility; the host copy is made when first read."""
+
+    # Device placement and lifetime (jax.Array's methods).
+    def _placed(self) -> DeviceValue:
+        dev = self._device
+        if dev is None:
+            dev = _device_placer[0](self)
+        return dev
+
+    @property
+    def device(self) -> DeviceLike:
+        """The device holding this array (a host-only array is put on the default device)."""
+        return self._placed().device
+
+    def devices(self) -> set[DeviceLike]:
+        return {self._placed().device}
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return True
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return True
+
+    def on_device_size_in_bytes(self) -> int:
+        return self.nbytes
+
+    def addressable_data(self, index: int) -> ArrayImpl:
+        """The array on its one device (fcore arrays are never sharded)."""
+        if index != 0:
+            raise IndexError(f"addressable_data({index}): the array lives on one device")
+        return self
+
+    def is_deleted(self) -> bool:
+        dev = self._device
+        return dev is not None and dev.is_deleted()
+
+    def delete(self) -> None:
+        """Free the device memory now; any later use raises ``RuntimeError``, as in jax."""
+        dev = self._device
+        aval = self.aval
+        if dev is not None:
+            dev.delete()
+        self._np = None
+        self._device = _DeletedValue(aval.shape, aval.dtype)
+
+    def copy(self) -> ArrayImpl:
+        """A new array with the same value (its own device copy, made on use)."""
+        return ArrayImpl(self.host(), self._weak, None, self._aval)
+
+    def __copy__(self) -> ArrayImpl:
+        return self.copy()
+
+    def __deepcopy__(self, memo: object) -> ArrayImpl:
+        return self.copy()
+
+    def __reduce__(self) -> tuple[Callable[[np.ndarray[Any, Any], bool], ArrayImpl], tuple[np.ndarray[Any, Any], bool]]:
+        return (_rebuild, (np.array(self.host()), self._weak))
+
+    def __dlpack__(self, *, stream: object = None, max_version: tuple[int, int] | None = None,
+                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> object:
+        # NumPy refuses to export its read-only host copy without copying.
+        return np.array(self.host()).__dlpack__(max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU: the export is of the host copy
+
+    # Conversions to Python values.
     def __bool__(self) -> bool:
         return bool(self.host())
 
@@ -306,8 +488,8 @@ class ArrayImpl(Array):
     def __index__(self) -> int:
         return self.host().__index__()
 
-    def item(self) -> Any:
-        return self.host().item()
+    def item(self, *args: int) -> Any:
+        return self.host().item(*args)
 
     def tolist(self) -> Any:
         return self.host().tolist()
@@ -316,13 +498,20 @@ class ArrayImpl(Array):
         return format(self.host().item() if self.ndim == 0 else self.host(), spec)
 
     def __repr__(self) -> str:
+        """Exactly jax's ``Array.__repr__``: NumPy's layout, then the dtype (and weak type)."""
         from fcore.ir.dtypes import dtype_name
 
         host = self.host()
         prefix = "Array("
-        body = np.array2string(host, separator=", ", prefix=prefix)
-        extra = ", weak_type=True" if self._weak else ""
-        return f"{prefix}{body}, dtype={dtype_name(host.dtype)}{extra})"
+        dtype_str = f"dtype={dtype_name(host.dtype)}" + (", weak_type=True" if self._weak else "")
+        line_width = np.get_printoptions()["linewidth"]
+        if host.size == 0:
+            body = f"[], shape={host.shape}"
+        else:
+            body = np.array2string(host, prefix=prefix, suffix=",", separator=", ", max_line_width=line_width)
+        last_line_len = len(body) - body.rfind("\n") + 1
+        sep = " " * len(prefix) if last_line_len + len(dtype_str) + 2 > line_width else " "
+        return f"{prefix}{body},{sep}{dtype_str})"
 
     def __str__(self) -> str:
         return str(self.host())

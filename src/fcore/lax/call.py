@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
+import warnings
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 
 from fcore.backend import runtime
-from fcore.backend.lowering import LoweringRuleContext, lower_jaxpr, tensor_type
+from fcore.backend.lowering import LoweringRuleContext, donation_aliases, lower_jaxpr, tensor_type
 from fcore.errors import FcoreError
-from fcore.interpreters.array import ArrayImpl
+from fcore.interpreters.array import ArrayImpl, register_device_placer
 from fcore.interpreters.eval import to_numpy_arg
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr, Jaxpr
@@ -56,7 +57,7 @@ def _jit_abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, name: str) -> li
 
 
 # -- impl: compile once per jaxpr structure, run on device buffers -------------------------
-_compiled: dict[Jaxpr, runtime.Executable] = {}
+_compiled: dict[Hashable, runtime.Executable] = {}
 _compile_lock = threading.Lock()
 
 
@@ -70,17 +71,19 @@ class CompileError(FcoreError, RuntimeError):
     """XLA rejected the program; the message names the jaxpr equation that produced the op."""
 
 
-def compile_jaxpr(closed: ClosedJaxpr, name: str) -> runtime.Executable:
-    """The executable for ``closed`` (consts as leading parameters), from the cache if seen."""
-    exe = _compiled.get(closed.jaxpr)
+def compile_jaxpr(closed: ClosedJaxpr, name: str, aliases: Sequence[int | None] = ()) -> runtime.Executable:
+    """The executable for ``closed`` (consts as leading parameters), from the cache if seen.
+    ``aliases`` gives the result each donated parameter's buffer is reused for."""
+    key: Hashable = closed.jaxpr if not any(a is not None for a in aliases) else (closed.jaxpr, tuple(aliases))
+    exe = _compiled.get(key)
     if exe is None:
-        text = lower_jaxpr(closed, name)
+        text = lower_jaxpr(closed, name, aliases)
         try:
             exe = runtime.compile(text, [(a.shape, a.dtype) for a in closed.out_avals])
         except runtime.XlaCompileError as e:
             raise CompileError(_explain_compile_error(e, text, closed.jaxpr)) from e
         with _compile_lock:
-            exe = _compiled.setdefault(closed.jaxpr, exe)
+            exe = _compiled.setdefault(key, exe)
     return exe
 
 
@@ -102,13 +105,16 @@ def to_device(x: Any) -> runtime.DeviceBuffer:
     """A device buffer for an operand; an ``ArrayImpl`` keeps its buffer for next time."""
     if type(x) is ArrayImpl:
         buf = x.device_buffer()
-        if buf is None:
-            buf = runtime.device_put(x.host())
-            x.set_device_buffer(buf)
-        assert isinstance(buf, runtime.DeviceBuffer)
-        return buf
+        if type(buf) is runtime.DeviceBuffer:
+            return buf
+        new = runtime.device_put(x.host())  # a deleted array raises here
+        x.set_device_buffer(new)
+        return new
     arr, _ = to_numpy_arg(x)
     return runtime.device_put(arr)
+
+
+register_device_placer(to_device)
 
 
 class Launch:
@@ -117,9 +123,15 @@ class Launch:
     arrays of the hoisted consts, and per output its (weak type, runtime aval, aval).
     """
 
-    __slots__ = ("executable", "run", "handlers", "consts", "outs", "single")
+    __slots__ = ("executable", "run", "handlers", "consts", "outs", "single", "donated")
 
-    def __init__(self, exe: runtime.Executable, out_avals: Sequence[ShapedArray], consts: Sequence[Any]) -> None:
+    def __init__(
+        self,
+        exe: runtime.Executable,
+        out_avals: Sequence[ShapedArray],
+        consts: Sequence[Any],
+        donated: tuple[int, ...] = (),
+    ) -> None:
         self.executable = exe
         self.run, self.handlers, rt_avals = exe.launch_parts()
         # Consts never change: put them once (an ArrayImpl const also keeps its device copy).
@@ -128,6 +140,8 @@ class Launch:
             (a.weak_type, r, a) for a, r in zip(out_avals, rt_avals, strict=True)
         )
         self.single: tuple[bool, runtime.OutAval, ShapedArray] | None = self.outs[0] if len(self.outs) == 1 else None
+        #: Positions (after the consts) of the arguments whose buffers the results reuse.
+        self.donated = donated
 
     def __call__(self, args: Sequence[Any]) -> list[ArrayImpl]:
         """Run on ``args`` (after the consts): ``ArrayImpl``s or anything ``to_device`` takes."""
@@ -135,6 +149,10 @@ class Launch:
         for a in args:
             raw.append(to_device(a).raw_array())
         outs = self.run(raw).consume_with_handlers(self.handlers)
+        for i in self.donated:  # their buffers now belong to the results, as in jax
+            arg = args[i]
+            if type(arg) is ArrayImpl:
+                arg.delete()
         return [ArrayImpl(None, w, runtime.DeviceBuffer(o, r), av) for o, (w, r, av) in zip(outs, self.outs)]
 
 
@@ -142,9 +160,25 @@ class Launch:
 _launches: dict[Jaxpr, Launch] = {}
 
 
-def launch_for(closed: ClosedJaxpr, name: str, consts: Sequence[Any] = ()) -> Launch:
+def launch_for(
+    closed: ClosedJaxpr, name: str, consts: Sequence[Any] = (), donated: Sequence[bool] = ()
+) -> Launch:
     """A ``Launch`` of ``closed`` (compiled once per structure, see ``compile_jaxpr``), with
-    ``consts`` as its leading operands; const-free ones are cached."""
+    ``consts`` as its leading operands; const-free ones are cached. ``donated`` flags the
+    arguments (after the consts) whose buffers the results may reuse; a donated argument
+    that no result matches in shape and dtype is kept, with a warning (as jax)."""
+    if any(donated):
+        flags = [False] * len(consts) + list(donated)
+        aliases = donation_aliases(closed.in_avals, closed.out_avals, flags)
+        unused = [a for a, d, al in zip(closed.in_avals, flags, aliases) if d and al is None]
+        if unused:
+            warnings.warn(
+                "Some donated buffers were not usable: " + ", ".join(_short(a) for a in unused) + ".",
+                UserWarning,
+                stacklevel=3,
+            )
+        used = tuple(i - len(consts) for i, al in enumerate(aliases) if al is not None)
+        return Launch(compile_jaxpr(closed, name, aliases), closed.out_avals, consts, used)
     if consts:
         return Launch(compile_jaxpr(closed, name), closed.out_avals, consts)
     launch = _launches.get(closed.jaxpr)
@@ -153,6 +187,10 @@ def launch_for(closed: ClosedJaxpr, name: str, consts: Sequence[Any] = ()) -> La
         with _compile_lock:
             launch = _launches.setdefault(closed.jaxpr, launch)
     return launch
+
+
+def _short(aval: ShapedArray) -> str:
+    return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
 
 
 @jit_p.def_impl

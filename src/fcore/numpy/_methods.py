@@ -29,10 +29,16 @@ def _arraylike(x: object) -> bool:
     return False
 
 
-def _defer(fn: Callable[[Any, Any], Array]) -> ArrayMethod:
+_REJECTED = (list, tuple, set, dict)
+"""Containers an operator refuses outright (as jax does) instead of deferring to them."""
+
+
+def _defer(fn: Callable[[Any, Any], Array], symbol: str) -> ArrayMethod:
     def op(x: Any, y: Any) -> Any:
         if (type(x) in _OK or _arraylike(x)) and (type(y) in _OK or _arraylike(y)):
             return fn(x, y)
+        if type(x) in _REJECTED or type(y) in _REJECTED:
+            raise TypeError(f"unsupported operand type(s) for {symbol}: {type(x).__name__!r} and {type(y).__name__!r}")
         return NotImplemented
 
     op.__name__ = op.__qualname__ = getattr(fn, "__name__", "op")
@@ -89,23 +95,23 @@ TABLE: dict[str, ArrayMethod] = {
     "negative": ufuncs.negative,
     "abs": ufuncs.absolute,
     "invert": ufuncs.invert,
-    "add": _defer(ufuncs.add),
-    "subtract": _defer(ufuncs.subtract),
-    "multiply": _defer(ufuncs.multiply),
-    "true_divide": _defer(ufuncs.true_divide),
-    "floor_divide": _defer(ufuncs.floor_divide),
-    "remainder": _defer(ufuncs.remainder),
-    "power": _defer(ufuncs.power),
-    "matmul": _defer(linalg_ops.matmul),
-    "bitwise_and": _defer(ufuncs.bitwise_and),
-    "bitwise_or": _defer(ufuncs.bitwise_or),
-    "bitwise_xor": _defer(ufuncs.bitwise_xor),
-    "less": _defer(ufuncs.less),
-    "less_equal": _defer(ufuncs.less_equal),
-    "greater": _defer(ufuncs.greater),
-    "greater_equal": _defer(ufuncs.greater_equal),
-    "equal": _defer(ufuncs.equal),
-    "not_equal": _defer(ufuncs.not_equal),
+    "add": _defer(ufuncs.add, "+"),
+    "subtract": _defer(ufuncs.subtract, "-"),
+    "multiply": _defer(ufuncs.multiply, "*"),
+    "true_divide": _defer(ufuncs.true_divide, "/"),
+    "floor_divide": _defer(ufuncs.floor_divide, "//"),
+    "remainder": _defer(ufuncs.remainder, "%"),
+    "power": _defer(ufuncs.power, "**"),
+    "matmul": _defer(linalg_ops.matmul, "@"),
+    "bitwise_and": _defer(ufuncs.bitwise_and, "&"),
+    "bitwise_or": _defer(ufuncs.bitwise_or, "|"),
+    "bitwise_xor": _defer(ufuncs.bitwise_xor, "^"),
+    "less": _defer(ufuncs.less, "<"),
+    "less_equal": _defer(ufuncs.less_equal, "<="),
+    "greater": _defer(ufuncs.greater, ">"),
+    "greater_equal": _defer(ufuncs.greater_equal, ">="),
+    "equal": _defer(ufuncs.equal, "=="),
+    "not_equal": _defer(ufuncs.not_equal, "!="),
     "getitem": _getitem,
     "transpose": _transpose,
     "at": _at,
