@@ -140,7 +140,9 @@ def nondiff(L: Lib) -> Callable[[Any], Any]:
 
     f.defjvp(f_jvp)
 
-    return lambda x: f(lambda v: v * 3.0, x)
+    g = L.ad.custom_jvp(body, nondiff_argnames=("fn",))
+    g.defjvp(f_jvp)
+    return lambda x: f(lambda v: v * 3.0, x) + g(lambda v: v * 2.0, x)
 
 
 def pytree_io(L: Lib) -> Callable[[Any], Any]:
@@ -182,6 +184,28 @@ def keyword_args(L: Lib) -> Callable[[Any], Any]:
 
 
 JVP_PROGRAMS = {f.__name__: f for f in (softplus, wrong_rule, nested, nondiff, pytree_io, defjvps)}
+
+
+def python_branches(L: Lib) -> Any:
+    """Python control flow on the argument's value, in the body and the rule."""
+
+    def body(x: Any) -> Any:
+        return L.np.sin(x) if x > 0 else -x
+
+    f = L.ad.custom_jvp(body)
+    f.defjvp(lambda p, t: (f(p[0]), t[0] * 4.0 if p[0] > 0 else t[0]))
+    return f
+
+
+@pytest.mark.parametrize("composition", ["eager", "grad", "grad(grad)", "jvp", "linearize", "vjp", "jacrev"])
+@pytest.mark.parametrize("x", [0.7, -0.7])
+def test_custom_jvp_python_control_flow_on_concrete_values(composition: str, x: float) -> None:
+    """Outside jit, the rule and the function it calls see concrete values, as in JAX.
+    (Not under ``vmap``: fcore stages a batched call's body, so ``jacfwd``/``hessian`` of
+    this function raise ConcretizationError where jax's work.)"""
+    run_both(lambda L: scalar_compositions(L, python_branches(L))[composition], x)
+    with pytest.raises(fcore.ConcretizationError):
+        fcore.jit(fcore.grad(python_branches(FC)))(x)
 
 
 @pytest.mark.parametrize("arg", list(ARGS))
@@ -231,7 +255,6 @@ CLOSURES: dict[str, Callable[[Lib], Callable[[Any], Any]]] = {
     "vmap, staged call": lambda L: lambda ys: L.ad.vmap(lambda y: closure_jvp(L, y)(L.np.cos(y)))(ys),
     "grad(vmap) with a batched closure": lambda L: lambda ys: L.ad.grad(
         lambda x: L.ad.vmap(lambda y: closure_jvp(L, y)(x))(ys).sum())(HALF),
-    "closure differentiated (an error)": lambda L: lambda ys: L.ad.grad(lambda y: closure_jvp(L, y)(1.0))(2.0),
 }
 
 
@@ -248,6 +271,15 @@ def test_custom_jvp_rule_closing_over_a_finished_jit_trace_is_an_error() -> None
         fcore.grad(lambda x: fcore.jit(lambda z: closure_jvp(FC, fnp.sum(ys) * 1.0)(z))(x))(2.0)
     with pytest.raises(fcore.UnexpectedTracerError):  # a vmap traced inside the jit: the same
         fcore.grad(lambda x: fcore.jit(fcore.vmap(lambda y: closure_jvp(FC, y)(x)))(ys).sum())(HALF)
+
+
+def test_custom_jvp_differentiated_closure_is_an_error() -> None:
+    """Directly under grad the call goes to the parent trace, where the closed-over tracer is
+    foreign (jax raises its UnexpectedTracerError, a TypeError; fcore's is a RuntimeError)."""
+    with pytest.raises(fcore.UnexpectedTracerError):
+        fcore.grad(lambda y: closure_jvp(FC, y)(1.0))(2.0)
+    with pytest.raises(jax.errors.UnexpectedTracerError):
+        jax.grad(lambda y: closure_jvp(JX, y)(1.0))(2.0)
 
 
 def test_custom_jvp_differentiated_closure_error_names_the_function() -> None:

@@ -24,8 +24,8 @@ from fcore.api.staging import fun_name, merge_static, normalize_argnums, split_s
 from fcore.errors import UnexpectedTracerError
 from fcore.interpreters.eval import EvalTrace, get_aval
 from fcore.interpreters.stack import current_trace, set_current_trace
-from fcore.interpreters.staging import trace_to_jaxpr
-from fcore.interpreters.trace import Tracer
+from fcore.interpreters.staging import StagingTracer, trace_to_jaxpr
+from fcore.interpreters.trace import Trace, Tracer
 from fcore.ir.avals import ShapedArray, typematch
 from fcore.lax.call import hoist_consts
 from fcore.lax.custom_derivatives import (
@@ -42,6 +42,7 @@ from fcore.lax.remat import DotsSaveable, EverythingSaveable, NothingSaveable, a
 from fcore.transforms import ad_util
 from fcore.transforms.ad_util import Zero, has_tangent
 from fcore.transforms.jvp import JVPTrace, JVPTracer
+from fcore.transforms.partial_eval import PartialEvalTrace
 
 __all__ = ["custom_jvp", "custom_vjp", "checkpoint", "remat", "checkpoint_policies"]
 
@@ -49,7 +50,9 @@ __all__ = ["custom_jvp", "custom_vjp", "checkpoint", "remat", "checkpoint_polici
 # =========================================================================================
 # Shared helpers
 # =========================================================================================
-def _resolve_kwargs(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], kind: str) -> tuple[Any, ...]:
+def _resolve_kwargs(
+    fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], kind: str
+) -> tuple[Any, ...]:
     """Arguments as positional ones, defaults filled in (JAX's ``resolve_kwargs``)."""
     if isinstance(fun, functools.partial):
         if kwargs:
@@ -74,6 +77,41 @@ def _resolve_kwargs(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
     if passed:
         raise TypeError(f"The following keyword arguments could not be resolved to positions: {', '.join(passed)}")
     return tuple(bound.args)
+
+
+def _nondiff_argnums(fun: Callable[..., Any], nums: Sequence[int], names: Sequence[str]) -> tuple[int, ...]:
+    """``nondiff_argnums`` plus the positions of the parameters named in ``nondiff_argnames``."""
+    found = set(nums)
+    if names:
+        params = list(inspect.signature(fun).parameters.values())
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        found.update(i for i, p in enumerate(params) if p.name in names and p.kind in positional)
+    return tuple(sorted(found))
+
+
+def _handling_trace(args: tuple[Any, ...]) -> tuple[Trace, tuple[Any, ...]]:
+    """The trace a custom function's call goes to, and the arguments as that trace sees them.
+
+    As in JAX, a differentiation trace (a JVP, or linearize's partial evaluation) that
+    differentiates none of the arguments hands the call to its parent: a rule calling its
+    own function on primal values thus runs it on those values, concretely under eager
+    differentiation (Python control flow on them works, as in JAX).
+    """
+    trace = current_trace()
+    leaves, tree = tree_util.tree_flatten(args)
+    moved = False
+    while True:
+        if isinstance(trace, JVPTrace):
+            if any(type(x) is JVPTracer and x._trace is trace and type(x.tangent) is not Zero for x in leaves):
+                break
+            leaves = [x.primal if type(x) is JVPTracer and x._trace is trace else x for x in leaves]
+        elif isinstance(trace, PartialEvalTrace):
+            if any(type(x) is StagingTracer and x._trace is trace for x in leaves):
+                break
+        else:
+            break
+        trace, moved = trace.parent, True
+    return trace, tuple(tree_util.tree_unflatten(tree, leaves)) if moved else args
 
 
 def _own_pairs(trace: JVPTrace, flat: Sequence[Any]) -> tuple[list[Any], list[Any]] | None:
@@ -118,9 +156,10 @@ class custom_jvp:  # noqa: N801  (JAX's name)
     with only the other arguments in ``primals``/``tangents``.
     """
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = (),
+                 nondiff_argnames: Sequence[str] = ()) -> None:
         self.fun = fun
-        self.nondiff_argnums = tuple(sorted(set(nondiff_argnums)))
+        self.nondiff_argnums = _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames)
         self.jvp: Callable[..., Any] | None = None
         self.symbolic_zeros = False
         functools.update_wrapper(self, fun, updated=())  # never copy fun.__dict__ over our attributes
@@ -156,7 +195,13 @@ class custom_jvp:  # noqa: N801  (JAX's name)
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
         args = _resolve_kwargs(self.fun, args, kwargs, "custom_jvp")
-        trace = current_trace()
+        trace, args = _handling_trace(args)
+        if trace is current_trace():
+            return self._call(trace, args)
+        with set_current_trace(trace):
+            return self._call(trace, args)
+
+    def _call(self, trace: Trace, args: tuple[Any, ...]) -> Any:
         if type(trace) is EvalTrace:
             return self.fun(*args)
         nondiff = normalize_argnums(self.nondiff_argnums, len(args))
@@ -266,9 +311,10 @@ class custom_vjp:  # noqa: N801  (JAX's name)
     ``bwd(*nondiff_args, res, ct)`` and returns cotangents for the other arguments only.
     """
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = (),
+                 nondiff_argnames: Sequence[str] = ()) -> None:
         self.fun = fun
-        self.nondiff_argnums = tuple(sorted(set(nondiff_argnums)))
+        self.nondiff_argnums = _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
         functools.update_wrapper(self, fun, updated=())  # never copy fun.__dict__ over our attributes
@@ -284,13 +330,9 @@ class custom_vjp:  # noqa: N801  (JAX's name)
         if self.fwd is None or self.bwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
         args = _resolve_kwargs(self.fun, args, kwargs, "custom_vjp")
-        trace = current_trace()
-        if type(trace) is EvalTrace:
-            return self.fun(*args)
         nondiff = normalize_argnums(self.nondiff_argnums, len(args))
-        diff, static = _split_args(args, nondiff)
-        for v in static.values():
-            if any(isinstance(x, Tracer) for x in tree_util.tree_leaves(v)):
+        for i in nondiff:
+            if any(isinstance(x, Tracer) for x in tree_util.tree_leaves(args[i])):
                 raise UnexpectedTracerError(
                     "Found a tracer passed as an argument to a custom_vjp function in a position indicated by "
                     "nondiff_argnums as non-differentiable. Tracers cannot be passed as non-differentiable "
@@ -298,6 +340,16 @@ class custom_vjp:  # noqa: N801  (JAX's name)
                     "arguments that can't be or contain tracers, e.g. function-valued arguments. In particular, "
                     "array-valued arguments should typically not be indicated as nondiff_argnums."
                 )
+        trace, args = _handling_trace(args)
+        if trace is current_trace():
+            return self._call(trace, args, nondiff)
+        with set_current_trace(trace):
+            return self._call(trace, args, nondiff)
+
+    def _call(self, trace: Trace, args: tuple[Any, ...], nondiff: tuple[int, ...]) -> Any:
+        if type(trace) is EvalTrace:
+            return self.fun(*args)
+        diff, static = _split_args(args, nondiff)
         flat, in_tree = tree_util.tree_flatten(tuple(diff))
         if isinstance(trace, JVPTrace):
             split = _own_pairs(trace, flat)

@@ -49,6 +49,7 @@ from fcore.transforms.ad_util import Zero, instantiate, is_undefined
 from fcore.transforms.batching import BatchTrace, BatchTracer, bdim_at, batch_jaxpr
 from fcore.transforms.dce import dce_jaxpr_open
 from fcore.transforms.transpose import backward_pass
+from fcore.transforms.util import verified
 
 Dim = int | None
 P = TypeVar("P")
@@ -259,7 +260,8 @@ def _dce_closed(closed: ClosedJaxpr, used_outputs: Sequence[bool]) -> ClosedJaxp
     """``closed`` computing only the used outputs (all inputs kept)."""
     jaxpr, _ = dce_jaxpr_open(closed.jaxpr, used_outputs, prune_inputs=False)
     kept = {id(v) for v in jaxpr.constvars}
-    return ClosedJaxpr(jaxpr, tuple(c for v, c in zip(closed.jaxpr.constvars, closed.consts) if id(v) in kept))
+    consts = tuple(c for v, c in zip(closed.jaxpr.constvars, closed.consts) if id(v) in kept)
+    return verified(ClosedJaxpr(jaxpr, consts))
 
 
 def _batch_all(closed: ClosedJaxpr, axis_size: int, in_dims: Sequence[Dim]) -> ClosedJaxpr:

@@ -43,6 +43,7 @@ from fcore.transforms.jvp import jvp_jaxpr
 from fcore.transforms.partial_eval import partial_eval_jaxpr
 from fcore.transforms.simplify import inline_calls
 from fcore.transforms.transpose import transpose_jaxpr
+from fcore.transforms.util import verified
 
 Dim = int | None
 
@@ -220,7 +221,8 @@ def _remat_dce(used_outputs: Sequence[bool], eqn: JaxprEqn) -> tuple[list[bool],
     new, used_inputs = dce_jaxpr_open(closed.jaxpr, used_outputs)
     invars = tuple(a for a, u in zip(eqn.invars, used_inputs) if u)
     outvars = tuple(v for v, u in zip(eqn.outvars, used_outputs) if u)
-    return used_inputs, eqn.replace(invars=invars, outvars=outvars, params=eqn.params.replace(jaxpr=ClosedJaxpr(new, ())))
+    params = eqn.params.replace(jaxpr=ClosedJaxpr(new, ()))
+    return used_inputs, eqn.replace(invars=invars, outvars=outvars, params=params)
 
 
 @remat_p.def_lowering
@@ -274,7 +276,8 @@ def _remat_partial_eval(unknowns: list[bool], *, jaxpr: ClosedJaxpr, prevent_cse
     outs = list(k.outvars[:n_known_out]) + res_vars
     pruned, _ = dce_jaxpr_open(k.replace(outvars=tuple(outs)), [True] * len(outs), prune_inputs=False)
     kept = {id(v) for v in pruned.constvars}
-    known_half = ClosedJaxpr(pruned, tuple(c for v, c in zip(k.constvars, known_j.consts) if id(v) in kept))
+    known_consts = tuple(c for v, c in zip(k.constvars, known_j.consts) if id(v) in kept)
+    known_half = verified(ClosedJaxpr(pruned, known_consts))
 
     # The unknown half: one remat2 equation recomputing the residuals of the plain split.
     res_avals = [v.aval for v in res_vars]
