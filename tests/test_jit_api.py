@@ -154,8 +154,12 @@ def test_non_array_arguments_and_results() -> None:
     both_raise(lambda L: L.ad.jit(lambda x, y: x)(1.0, "s"), TypeError)
     both_raise(lambda L: L.ad.jit(lambda x: x)(object()), TypeError)
     both_raise(lambda L: L.ad.jit(lambda x: "s")(1.0), TypeError)
-    with pytest.raises(TypeError, match=r"path y"):
+    with pytest.raises(TypeError, match=r"path y\."):
         fcore.jit(lambda x, y: x)(1.0, "s")
+    with pytest.raises(TypeError, match=re.escape("path d['b'][1].")):
+        fcore.jit(lambda d: d)({"a": 1.0, "b": [2.0, "s"]})
+    with pytest.raises(TypeError, match=re.escape("Argument 'd['b'][0]' compiled with float32[] and called with int32[]")):
+        fcore.jit(lambda d: d).lower({"a": 1.0, "b": [2.0]}).compile()({"a": 1.0, "b": [2]})
     with pytest.raises(TypeError, match=r"<lambda> at .*test_jit_api.py:\d+ traced for jit"):
         fcore.jit(lambda x: "s")(1.0)
     with x64(False):
@@ -338,6 +342,12 @@ def test_donated_arguments_are_deleted() -> None:
         np.testing.assert_array_equal(np.asarray(L.ad.jit(lambda x: x + 1, donate_argnums=0)(np.ones(2))), [2, 2])
 
 
+def test_unusable_donation_warning_points_at_the_call() -> None:
+    with pytest.warns(UserWarning, match=r"not usable: float32\[2\]\.") as record:
+        fcore.jit(lambda x: x.sum(), donate_argnums=0)(fcore.device_put(np.ones(2, np.float32)))
+    assert record[0].filename == __file__
+
+
 def test_donation_shows_in_the_lowering_and_compiled_call() -> None:
     f = fcore.jit(lambda x, y: (x * y, y), donate_argnums=0)
     lowered = f.lower(X, X)
@@ -361,6 +371,8 @@ def test_aot_stages() -> None:
     assert isinstance(lowered, Lowered) and isinstance(fcore.jit(f_aot).lower(X, 2.0), Lowered)
     text = lowered.as_text()
     assert "func.func public @main(%arg0: tensor<3xf32>, %arg1: tensor<f32>)" in text and "stablehlo.multiply" in text
+    module = lowered.compiler_ir("stablehlo")
+    assert type(module) is type(jax.jit(f_aot).lower(X, 2.0).compiler_ir()) and "stablehlo.multiply" in str(module)
     compiled = lowered.compile()
     assert isinstance(compiled, Compiled)
     assert compiled.as_text().startswith("HloModule")

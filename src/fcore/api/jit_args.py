@@ -180,7 +180,7 @@ def dynamic_leaf_info(
     spec: ArgSpec, sig: inspect.Signature | None, call: CallArgs
 ) -> tuple[tuple[str, ...], tuple[bool, ...]]:
     """Per flat dynamic argument (in ``tree_flatten((dyn_args, dyn_kwargs))`` order): its
-    parameter name, for messages, and whether it is donated."""
+    parameter name and key path (``params['w'][0]``), for messages, and whether it is donated."""
     pos_names = [k for k, p in sig.parameters.items() if p.kind in _POSITIONAL] if sig is not None else []
     n = len(call.dyn_args) + len(call.static_pos)
     donate = {i + n if i < 0 else i for i in spec.donate_argnums}
@@ -188,11 +188,12 @@ def dynamic_leaf_info(
     donated: list[bool] = []
     positions = [i for i in range(n) if i not in call.static_pos]
     for i, arg in zip(positions, call.dyn_args):
-        count = tree_util.tree_structure(arg).num_leaves
-        names += [pos_names[i] if i < len(pos_names) else f"args[{i}]"] * count
-        donated += [i in donate] * count
+        name = pos_names[i] if i < len(pos_names) else f"args[{i}]"
+        paths = [tree_util.keystr(path) for path, _ in tree_util.tree_leaves_with_path(arg)]
+        names += [name + path for path in paths]
+        donated += [i in donate] * len(paths)
     for k in sorted(call.dyn_kwargs):
-        count = tree_util.tree_structure(call.dyn_kwargs[k]).num_leaves
-        names += [k] * count
-        donated += [k in spec.donate_argnames] * count
+        paths = [tree_util.keystr(path) for path, _ in tree_util.tree_leaves_with_path(call.dyn_kwargs[k])]
+        names += [k + path for path in paths]
+        donated += [k in spec.donate_argnames] * len(paths)
     return tuple(names), tuple(donated)

@@ -9,19 +9,22 @@ dtypes it was compiled for (``TypeError`` otherwise) and never re-traces.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from fcore import tree_util
 from fcore.api.staging import ShapeDtypeStruct, abstractify
 from fcore.backend import runtime
-from fcore.backend.lowering import donation_aliases, lower_jaxpr
+from fcore.backend.lowering import donation_aliases, lower_jaxpr, parse_module
 from fcore.interpreters.trace import Tracer
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr
 from fcore.ir.dtypes import dtype_name
 from fcore.lax.call import Launch, compile_jaxpr, launch_for
+
+if TYPE_CHECKING:
+    from fcore.backend.lowering import MlirModule
 
 
 @attrs.define(slots=True, eq=False)
@@ -161,6 +164,12 @@ class Lowered(_Stage):
 
     def compile(self) -> Compiled:
         return Compiled(self._spec, self._spec.get_launch())
+
+    def compiler_ir(self, dialect: str | None = None) -> MlirModule:
+        """The module as an MLIR object (``jaxlib.mlir.ir.Module``); only "stablehlo" exists."""
+        if dialect not in (None, "stablehlo"):
+            raise ValueError(f"Unknown dialect {dialect!r}: fcore lowers to 'stablehlo' only")
+        return parse_module(self.as_text())
 
     def cost_analysis(self) -> dict[str, float]:
         """XLA's cost estimates (``flops``, ``bytes accessed``, ...) for this program."""

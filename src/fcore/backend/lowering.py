@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +23,13 @@ from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr, Jaxpr, Literal
 from fcore.ir.dtypes import DType
 from fcore.ir.printer import pp_eqn_in
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from jaxlib.mlir import ir as _mlir_ir
+
+    MlirModule: TypeAlias = _mlir_ir.Module
 
 
 class LoweringError(FcoreError, NotImplementedError):
@@ -244,3 +251,19 @@ def lower_jaxpr(closed: ClosedJaxpr | Jaxpr, name: str = "main", aliases: Sequen
     )
 
 
+
+
+def parse_module(text: str) -> MlirModule:
+    """The StableHLO text as an MLIR module object (``Lowered.compiler_ir()``), in a fresh
+    context with the StableHLO dialects registered. Imported lazily: only this needs MLIR."""
+    from jaxlib.mlir import ir as mlir_ir
+    from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+    from jaxlib.mlir.dialects import stablehlo
+
+    ctx = mlir_ir.Context()
+    registry = mlir_ir.DialectRegistry()
+    _jax_mlir_ext.register_dialects(registry)
+    ctx.append_dialect_registry(registry)
+    ctx.load_all_available_dialects()
+    stablehlo.register_dialect(ctx)
+    return mlir_ir.Module.parse(text, ctx)

@@ -8,7 +8,9 @@ which is what lets a jitted function close over tracers of outer transformations
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 import threading
 import warnings
 from collections.abc import Hashable, Sequence
@@ -175,7 +177,7 @@ def launch_for(
             warnings.warn(
                 "Some donated buffers were not usable: " + ", ".join(_short(a) for a in unused) + ".",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=_user_stacklevel(),
             )
         used = tuple(i - len(consts) for i, al in enumerate(aliases) if al is not None)
         return Launch(compile_jaxpr(closed, name, aliases), closed.out_avals, consts, used)
@@ -187,6 +189,17 @@ def launch_for(
         with _compile_lock:
             launch = _launches.setdefault(closed.jaxpr, launch)
     return launch
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning from this module's caller at the user's code."""
+    level, frame = 2, sys._getframe(2)
+    while frame.f_code.co_filename.startswith(_FCORE_DIR) and frame.f_back is not None:
+        level, frame = level + 1, frame.f_back
+    return level
+
+
+_FCORE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _short(aval: ShapedArray) -> str:
