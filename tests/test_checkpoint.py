@@ -109,6 +109,11 @@ def test_pytrees_and_keyword_arguments() -> None:
     run_both(make, X)
 
 
+def test_remat_is_checkpoint() -> None:
+    assert fcore.remat is fcore.checkpoint
+    assert fcore.checkpoint_policies.checkpoint_dots == fcore.checkpoint_policies.dots_saveable
+
+
 def test_static_argnums_errors() -> None:
     with pytest.raises(ValueError, match="static_argnums"):
         fcore.checkpoint(lambda x: x, static_argnums=(3,))(1.0)

@@ -35,7 +35,7 @@ from fcore.ir.parser import register_param_struct
 from fcore.ir.primitive import Primitive
 from fcore.lax._base import check_operands
 from fcore.lax.call import hoist_consts
-from fcore.lax.custom_derivatives import as_eager_results, eval_closed, lower_call, param_of
+from fcore.lax.traced_rules import as_eager_results, eval_closed, lower_call, param_of
 from fcore.transforms.ad_util import Zero, is_undefined
 from fcore.transforms.batching import batch_jaxpr
 from fcore.transforms.dce import dce_jaxpr_open
