@@ -138,6 +138,9 @@ def test_numpy_conversion() -> None:
     owned = np.array(a)
     assert owned.flags.writeable and owned.tolist() == [1.0, 2.0]
     assert np.asarray(a, np.float64).dtype == np.float64
+    with pytest.raises(ValueError):
+        np.array(a, np.float64, copy=False)
+    assert np.array(a, copy=False) is view
     assert np.float32(fcore.device_put(np.float32(2.5))) == 2.5
     np.testing.assert_array_equal(np.from_dlpack(a), [1.0, 2.0])
     bf = fcore.device_put(np.array([1, 2.5], ml_dtypes.bfloat16))

@@ -167,7 +167,7 @@ def split_call(spec: ArgSpec, fun_name: str, args: tuple[Any, ...], kwargs: dict
         except TypeError as e:
             raise ValueError(
                 "Non-hashable static arguments are not supported. An error occurred while trying to hash an "
-                f"object of type {type(v)}, {v!r} (static argument {where!r} of {fun_name}). The error was:\n"
+                f"object of type {type(v)}, {v} (static argument {where!r} of {fun_name}). The error was:\n"
                 f"TypeError: {e}\n"
             ) from None
         key.append((where, type(v), v))

@@ -394,6 +394,8 @@ class ArrayImpl(Array):
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
         host = self.host()
         if dtype is not None and np.dtype(dtype) != host.dtype:
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as requested.")
             return host.astype(dtype)
         return host.copy() if copy else host
 

@@ -149,6 +149,11 @@ class Launch:
         """Run on ``args`` (after the consts): ``ArrayImpl``s or anything ``to_device`` takes."""
         raw = [*self.consts]
         for a in args:
+            if type(a) is ArrayImpl:
+                buf = a._device
+                if type(buf) is runtime.DeviceBuffer:  # already on the device (``to_device``, inlined)
+                    raw.append(buf._array)
+                    continue
             raw.append(to_device(a).raw_array())
         outs = self.run(raw).consume_with_handlers(self.handlers)
         for i in self.donated:  # their buffers now belong to the results, as in jax
