@@ -35,7 +35,7 @@ def _first_call(fn: Callable[[], object]) -> float:
     return time.perf_counter() - t0
 
 
-def _first_calls(name: str, fcore_fn: Callable[[], object], jax_fn: Callable[[], object], repeats: int = 5) -> Result:
+def _first_calls(name: str, fcore_fn: Callable[[], object], jax_fn: Callable[[], object], repeats: int = 9) -> Result:
     """Median milliseconds of ``repeats`` first calls each, fcore and jax interleaved."""
     f_t, j_t = [], []
     for _ in range(repeats):

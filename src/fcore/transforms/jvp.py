@@ -53,15 +53,16 @@ def zero_tangent(x: object) -> Zero:
 TangentFn = Callable[..., Any]
 
 
-def sum_tangent_terms(out: Any, terms: Sequence[Any]) -> Any:
+def sum_tangent_terms(out: Any, terms: Sequence[Any], arity: int = 2) -> Any:
     """Add per-operand tangent contributions; a rank-0 operand's term is broadcast to the
-    output's shape (elementwise shape rules let rank-0 operands broadcast)."""
+    output's shape (elementwise shape rules let rank-0 operands broadcast, so only an
+    operation of several operands can need it)."""
     if not terms:
         return Zero(get_aval(out))
     acc = terms[0]
     for term in terms[1:]:
         acc = add_tangents(acc, term)
-    if type(acc) is not Zero:
+    if arity > 1 and type(acc) is not Zero:
         shape = get_aval(out).shape
         if get_aval(acc).shape != shape:
             acc = ad_util.vspace().broadcast_in_dim(acc, shape, ())
@@ -75,7 +76,7 @@ def defjvp(prim: Primitive, *fns: TangentFn | None) -> None:
     def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
         out = prim.bind(*primals, **params)
         terms = [fn(t, *primals, **params) for fn, t in zip(fns, tangents) if fn is not None and type(t) is not Zero]
-        return out, sum_tangent_terms(out, terms)
+        return out, sum_tangent_terms(out, terms, len(primals))
 
     prim.jvp_rule = rule
     prim.jvp_takes_symbolic_zeros = True
@@ -89,7 +90,7 @@ def defjvp_with_output(prim: Primitive, *fns: TangentFn | None) -> None:
         terms = [
             fn(t, out, *primals, **params) for fn, t in zip(fns, tangents) if fn is not None and type(t) is not Zero
         ]
-        return out, sum_tangent_terms(out, terms)
+        return out, sum_tangent_terms(out, terms, len(primals))
 
     prim.jvp_rule = rule
     prim.jvp_takes_symbolic_zeros = True

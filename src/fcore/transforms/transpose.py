@@ -21,7 +21,8 @@ def call_transpose_rule(prim: Primitive, cts: list[Any], invals: list[Any], para
     if prim.multiple_results:
         cts_in = rule([ad_util.instantiate(c) for c in cts], *invals, **params)
     else:
-        cts_in = rule(ad_util.instantiate(cts[0]), *invals, **params)
+        ct = cts[0]
+        cts_in = rule(ct if type(ct) is not Zero else ad_util.instantiate(ct), *invals, **params)
     return list(cts_in)
 
 def backward_pass(
@@ -84,7 +85,7 @@ def backward_pass(
                 continue
             cts_out = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, eqn_cts)]
         invals = [UndefinedPrimal(a.aval) if id(a) in lin_ids else read(a) for a in eqn.invars]
-        cts_in = call_transpose_rule(eqn.primitive, cts_out, invals, eqn.params.as_dict())
+        cts_in = call_transpose_rule(eqn.primitive, cts_out, invals, eqn.params.as_dict() if eqn.params else {})
         for a, ct in zip(eqn.invars, cts_in):
             add_ct(a, ct)
     outs_ct: list[Any] = []
