@@ -241,3 +241,30 @@ def test_tree_unflatten_wrong_leaf_count_is_a_value_error(n: int) -> None:
         tree_util.tree_unflatten(treedef, list(range(n)))
     with pytest.raises(ValueError):
         jax.tree_util.tree_unflatten(jax.tree_util.tree_structure({"a": 1, "b": (2,)}), list(range(n)))
+
+
+# -- the ConcretizationError subclasses JAX users catch --------------------------------------
+CONVERSIONS: dict[str, tuple[Callable[[Any], object], str]] = {
+    "bool": (lambda x: bool(x), "TracerBoolConversionError"),
+    "if": (lambda x: 1 if x > 0 else 0, "TracerBoolConversionError"),
+    "int": (lambda x: int(x), "ConcretizationTypeError"),
+    "range": (lambda x: range(x), "TracerIntegerConversionError"),
+    "np.asarray": (lambda x: np.asarray(x), "TracerArrayConversionError"),
+    "float": (lambda x: float(x), "ConcretizationTypeError"),
+}
+
+
+@pytest.mark.parametrize("conversion", list(CONVERSIONS))
+def test_conversion_errors_have_jax_classes(conversion: str) -> None:
+    """Each conversion raises the class jax raises (all are ConcretizationErrors and TypeErrors)."""
+    use, name = CONVERSIONS[conversion]
+    arg = np.int32(3)
+    with pytest.raises(getattr(jax.errors, name)):
+        jax.jit(use)(arg)
+    with pytest.raises(getattr(fcore.errors, name)) as info:
+        fcore.jit(use)(arg)
+    assert isinstance(info.value, ConcretizationError) and isinstance(info.value, TypeError)
+
+
+def test_unexpected_tracer_error_is_a_type_error_as_in_jax() -> None:
+    assert issubclass(UnexpectedTracerError, TypeError) and issubclass(jax.errors.UnexpectedTracerError, TypeError)

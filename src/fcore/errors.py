@@ -14,8 +14,25 @@ class ConcretizationError(FcoreError, TypeError):
     """A traced (abstract) value was used where Python needs a concrete one."""
 
 
-class UnexpectedTracerError(FcoreError, RuntimeError):
-    """A tracer escaped the transformation that created it and was used later."""
+#: JAX's name for the same error.
+ConcretizationTypeError = ConcretizationError
+
+
+class TracerBoolConversionError(ConcretizationError):
+    """``bool()`` (an ``if``, ``and``/``or``) of a traced value; JAX raises the same class."""
+
+
+class TracerIntegerConversionError(ConcretizationError):
+    """``__index__`` (e.g. ``range(x)``, indexing a list) of a traced value; JAX raises the same class."""
+
+
+class TracerArrayConversionError(ConcretizationError):
+    """NumPy conversion (``np.asarray``) of a traced value; JAX raises the same class."""
+
+
+class UnexpectedTracerError(FcoreError, TypeError, RuntimeError):
+    """A tracer escaped the transformation that created it and was used later (a TypeError
+    as in JAX, and a RuntimeError as fcore has always raised it)."""
 
 
 class TypePromotionError(FcoreError, TypeError):

@@ -15,7 +15,13 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from fcore.errors import ConcretizationError, UnexpectedTracerError
+from fcore.errors import (
+    ConcretizationError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+    UnexpectedTracerError,
+)
 from fcore.interpreters.array import Array
 from fcore.ir.avals import ShapedArray
 from fcore.ir.params import ParamValue
@@ -75,9 +81,17 @@ class Trace:
         return f"{type(self).__name__}({self.description})"
 
 
+#: The ``ConcretizationError`` subclass JAX raises for each conversion (``reason``).
+_ERROR_CLASS: dict[str, type[ConcretizationError]] = {
+    "bool()": TracerBoolConversionError,
+    "__index__()": TracerIntegerConversionError,
+    "numpy conversion (np.asarray)": TracerArrayConversionError,
+}
+
+
 def raise_concretization_error(tracer: Tracer, reason: str) -> NoReturn:
     trace = tracer._trace
-    raise ConcretizationError(
+    raise _ERROR_CLASS.get(reason, ConcretizationError)(
         f"Abstract tracer value encountered where a concrete value is expected: {reason} of a traced "
         f"{tracer.aval.str_short()} value inside {trace.description}, at {user_location()}. "
         "The value depends on the function's traced arguments. Mark the argument static "
