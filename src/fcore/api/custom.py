@@ -91,6 +91,8 @@ def _handling_trace(args: tuple[Any, ...]) -> tuple[Trace, tuple[Any, ...]]:
     differentiation (Python control flow on them works, as in JAX).
     """
     trace = current_trace()
+    if not isinstance(trace, (JVPTrace, PartialEvalTrace)):
+        return trace, args
     leaves, tree = tree_util.tree_flatten(args)
     moved = False
     while True:

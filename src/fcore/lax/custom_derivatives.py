@@ -130,7 +130,9 @@ def _batch_all(closed: ClosedJaxpr, axis_size: int, in_dims: Sequence[Dim]) -> C
 
 
 def _transpose_call(cts: list[Any], *invals: Any, call_jaxpr: ClosedJaxpr) -> list[Any]:
-    """A call that appears in a linear program is transposed through its body."""
+    """A ``custom_jvp`` call in a linear program (a rule applying a custom function to
+    tangents) is transposed through its body, as in JAX. (A ``custom_vjp`` call has no
+    transpose, as in JAX: its ``bwd`` would be silently ignored.)"""
     linear = [is_undefined(x) for x in invals]
     nonlinear = [x for x, lin in zip(invals, linear) if not lin]
     cts_in = iter(backward_pass(call_jaxpr.jaxpr, linear, call_jaxpr.consts, nonlinear, cts))
