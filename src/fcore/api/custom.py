@@ -211,8 +211,11 @@ class custom_jvp:  # noqa: N801  (JAX's name)
         return self._bind(flat, in_tree, static)
 
     def _rule(self, static: dict[int, Any], in_tree: tree_util.PyTreeDef, primals: Sequence[Any],
-              tangents: Sequence[Any]) -> tuple[list[Any], list[Any], tree_util.PyTreeDef]:
-        """Call the user's rule on flat values; flat (checked) primal and tangent outputs."""
+              tangents: Sequence[Any], expect: tuple[tree_util.PyTreeDef, Sequence[ShapedArray]] | None = None,
+              ) -> tuple[list[Any], list[Any], tree_util.PyTreeDef]:
+        """Call the user's rule on flat values; flat (checked) primal and tangent outputs.
+        With ``expect`` (the staged body's output tree and types), the primal outputs are
+        checked against it and given exactly its types."""
         assert self.jvp is not None
         name, rule_name = fun_name(self.fun), fun_name(self.jvp)
         pair = self.jvp(
@@ -231,6 +234,8 @@ class custom_jvp:  # noqa: N801  (JAX's name)
                 f"Custom JVP rule {rule_name} for function {name} must produce primal and tangent outputs with "
                 f"equal container (pytree) structures, but got {out_tree} and {t_tree} respectively."
             )
+        if expect is not None:
+            outs = _match_outs(f"Custom JVP rule {rule_name}", name, outs, out_tree, *expect)
         for o, t in zip(outs, touts):
             p = get_aval(o)
             if not has_tangent(p):  # an integer output's tangent is a zero (jax's float0) whatever it is
@@ -276,8 +281,7 @@ class custom_jvp:  # noqa: N801  (JAX's name)
             n = len(xs) // 2
             # An integer argument's tangent is a zero, as the rule sees it when called directly.
             tangents = [t if has_tangent(a) else ad_util.instantiate(Zero(a)) for t, a in zip(xs[n:], avals)]
-            outs, touts, tree = self._rule(static, in_tree, xs[:n], tangents)
-            outs = _match_outs(f"Custom JVP rule {rule_name}", name, outs, tree, out_tree, out_avals)
+            outs, touts, _ = self._rule(static, in_tree, xs[:n], tangents, (out_tree, out_avals))
             # Tangents get their primal's exact type; integer outputs have none (a zero stands in).
             touts = [
                 ad_util.instantiate(Zero(a)) if not has_tangent(a)
