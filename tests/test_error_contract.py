@@ -268,3 +268,14 @@ def test_conversion_errors_have_jax_classes(conversion: str) -> None:
 
 def test_unexpected_tracer_error_is_a_type_error_as_in_jax() -> None:
     assert issubclass(UnexpectedTracerError, TypeError) and issubclass(jax.errors.UnexpectedTracerError, TypeError)
+
+
+@pytest.mark.parametrize("transform", ["jit", "grad"])
+def test_truth_value_of_a_traced_array_is_ambiguous_first(transform: str) -> None:
+    """bool() of a traced array of several elements raises ValueError under any trace, as jax's."""
+    def f(lib: Any) -> Callable[[Any], Any]:
+        return lambda x: (1.0 if x > 0 else 0.0) * lib.sum(x)
+
+    for lib_t, lib_np in ((jax, jnp), (fcore, fnp)):
+        with pytest.raises(ValueError, match="truth value of an array with more than one element"):
+            getattr(lib_t, transform)(f(lib_np))(X3)

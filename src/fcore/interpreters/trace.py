@@ -116,6 +116,10 @@ class Tracer(Array):
         return self._trace.to_concrete(self, reason)
 
     def __bool__(self) -> bool:
+        if self.aval.size != 1:  # checked first, as NumPy and JAX do, whatever the trace
+            raise ValueError(
+                "The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()"
+            )
         return bool(self._concrete("bool()"))
 
     def __int__(self) -> int:
