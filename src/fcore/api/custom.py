@@ -29,9 +29,9 @@ from fcore.interpreters.trace import Trace, Tracer
 from fcore.ir.avals import ShapedArray, typematch
 from fcore.lax.call import hoist_consts
 from fcore.lax.custom_derivatives import CustomBwd, custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
-from fcore.lax.traced_rules import LazyJaxpr, trace_rule, with_closure
 from fcore.lax.elementwise import convert_element_type, stop_gradient
 from fcore.lax.remat import DotsSaveable, EverythingSaveable, NothingSaveable, as_policy, bind_remat
+from fcore.lax.traced_rules import LazyJaxpr, trace_rule, with_closure
 from fcore.transforms import ad_util
 from fcore.transforms.ad_util import Zero, has_tangent
 from fcore.transforms.jvp import JVPTrace, JVPTracer
