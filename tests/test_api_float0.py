@@ -110,3 +110,30 @@ def test_dtypes_module(x64: bool) -> None:
     assert fcore.dtypes.issubdtype(fcore.dtypes.bfloat16, np.floating)
     assert fcore.dtypes.finfo(fcore.dtypes.bfloat16).eps == cast(Any, ml_dtypes).finfo(ml_dtypes.bfloat16).eps
     assert fcore.dtypes.iinfo(np.int16).max == np.iinfo(np.int16).max
+
+
+def _jit_jvp_int_output(L: Lib) -> Any:
+    return L.ad.jit(lambda x: L.ad.jvp(lambda a: (a > 1).astype(L.np.int32), (x,), (x,)))(X3)
+
+
+def _jit_grad_allow_int(L: Lib) -> Any:
+    return L.ad.jit(L.ad.grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True))(3.0, 2)
+
+
+def _jit_only_float0(L: Lib) -> Any:
+    return L.ad.jit(lambda n: L.ad.jvp(lambda a: a * 2, (n,), (np.zeros((), L.ad.dtypes.float0),))[1])(np.int32(1))
+
+
+@pytest.mark.parametrize("run", [_jit_jvp_int_output, _jit_grad_allow_int, _jit_only_float0])
+def test_jit_returns_float0_results(run: Any) -> None:
+    """A jitted function may return float0 tangents; they come back as float0 arrays, as jax's."""
+    check(run)
+    check(run)  # the cached specialization too
+
+
+def test_jit_stages_describe_float0_results() -> None:
+    f = fcore.jit(fcore.grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True))
+    assert f.eval_shape(3.0, 2)[1] == fcore.ShapeDtypeStruct((), fcore.float0)
+    assert repr(f.trace(3.0, 2).out_info[1]) == "ShapeDtypeStruct(shape=(), dtype=float0)"
+    got = f.lower(3.0, 2).compile()(3.0, 2)
+    assert got[1].dtype == fcore.float0 and got[1].shape == ()

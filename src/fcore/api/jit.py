@@ -17,6 +17,7 @@ from typing import Any, NoReturn, overload
 import numpy as np
 
 from fcore import tree_util
+from fcore.api._float0 import float0, is_float0
 from fcore.api.jit_args import ArgSpec, CallArgs, dynamic_leaf_info, resolve_argnums, signature_of, split_call
 from fcore.api.staging import ShapeDtypeStruct, abstractify, fun_name
 from fcore.api.stages import Lowered, Specialization, Traced
@@ -138,19 +139,25 @@ class Jitted:
 
     def _trace(self, avals: Sequence[ShapedArray], in_tree: tree_util.PyTreeDef, call: CallArgs) -> Specialization:
         out_trees: list[tree_util.PyTreeDef] = []
+        float0_outs: list[tuple[int, tuple[int, ...]]] = []
 
         def flat_fun(*leaves: Any) -> list[Any]:
             dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, leaves)
             args, kwargs = call.merge(dyn_args, dyn_kwargs)
             out_leaves, out_tree = tree_util.tree_flatten(self.fun(*args, **kwargs))
-            for leaf in out_leaves:
+            staged = []
+            for i, leaf in enumerate(out_leaves):
+                if is_float0(leaf):
+                    float0_outs.append((i, leaf.shape))
+                    continue
                 if not isinstance(leaf, _OUTPUT_TYPES):
                     raise TypeError(
                         f"function {self._where()} traced for jit returned a value of type {type(leaf)}, "
                         "which is not a valid array type"
                     )
+                staged.append(leaf)
             out_trees.append(out_tree)
-            return out_leaves
+            return staged
 
         closed = trace_to_jaxpr(flat_fun, avals, f"jit({self.name})")
         hoisted, consts = hoist_consts(closed)
@@ -158,7 +165,7 @@ class Jitted:
         names, donated = dynamic_leaf_info(self._spec, self._sig, call)
         return Specialization(
             self.name, closed, hoisted, tuple(consts), in_tree, out_tree, tree_util.treedef_is_leaf(out_tree),
-            names, donated,
+            names, donated, float0_outs=tuple(float0_outs),
         )
 
     def _where(self) -> str:
@@ -209,7 +216,8 @@ class Jitted:
                 entry = self._fast.get(fast_key)
                 if entry is None:
                     entry, _ = self._specialize(args, kwargs)
-                    self._fast[fast_key] = entry
+                    if not entry.float0_outs:  # the fast path returns the program's outputs only
+                        self._fast[fast_key] = entry
                 flat: Sequence[Any] = args
         if entry is None:
             entry, flat = self._specialize(args, kwargs)
@@ -221,7 +229,7 @@ class Jitted:
             outs: list[Any] = launch(flat)
         else:
             outs = bind_jit(entry.hoisted, [*entry.consts, *flat], self.name)
-        return tree_util.tree_unflatten(entry.out_tree, outs)
+        return entry.results(outs)
 
     def __get__(self, obj: object, objtype: type | None = None) -> Any:
         """Decorated methods bind ``self`` as their first argument, as functions do."""
@@ -239,7 +247,7 @@ class Jitted:
         """The results' shapes and dtypes (``ShapeDtypeStruct``s), without running anything."""
         entry, _ = self._specialize(args, kwargs)
         structs = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in entry.out_avals]
-        return tree_util.tree_unflatten(entry.out_tree, structs)
+        return tree_util.tree_unflatten(entry.out_tree, entry.with_float0(structs, lambda s: ShapeDtypeStruct(s, float0)))
 
     def clear_cache(self) -> None:
         """Forget this function's traces (and their executables)."""

@@ -8,12 +8,13 @@ dtypes it was compiled for (``TypeError`` otherwise) and never re-traces.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from fcore import tree_util
+from fcore.api._float0 import float0, float0_zeros
 from fcore.api.staging import ShapeDtypeStruct, abstractify
 from fcore.backend import runtime
 from fcore.backend.lowering import donation_aliases, lower_jaxpr, parse_module
@@ -42,6 +43,20 @@ class Specialization:
     arg_names: tuple[str, ...]  # per flat dynamic argument, for error messages
     donated: tuple[bool, ...]  # per flat dynamic argument
     launch: Launch | None = None
+    #: (leaf index, shape) of each ``float0`` result: a tangent of an integer value, which
+    #: carries no data, so it is made outside the compiled program (as jax's are).
+    float0_outs: tuple[tuple[int, tuple[int, ...]], ...] = ()
+
+    def results(self, outs: Sequence[Any]) -> Any:
+        """The result tree from the compiled program's outputs."""
+        return tree_util.tree_unflatten(self.out_tree, self.with_float0(outs, float0_zeros))
+
+    def with_float0(self, leaves: Sequence[Any], make: Callable[[tuple[int, ...]], Any]) -> list[Any]:
+        """``leaves`` of the staged results with ``make(shape)`` at each float0 result."""
+        out = list(leaves)
+        for i, shape in self.float0_outs:
+            out.insert(i, make(shape))
+        return out
 
     @property
     def in_avals(self) -> Sequence[ShapedArray]:
@@ -122,7 +137,7 @@ class _Stage:
 
     def _out_structs(self, weak: bool) -> Any:
         structs = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type and weak) for a in self._spec.out_avals]
-        return tree_util.tree_unflatten(self._spec.out_tree, structs)
+        return tree_util.tree_unflatten(self._spec.out_tree, self._spec.with_float0(structs, _float0_struct))
 
 
 class Traced(_Stage):
@@ -140,7 +155,8 @@ class Traced(_Stage):
 
     @property
     def out_avals(self) -> Any:
-        return tree_util.tree_unflatten(self._spec.out_tree, self._spec.out_avals)
+        avals = self._spec.with_float0(self._spec.out_avals, _float0_struct)
+        return tree_util.tree_unflatten(self._spec.out_tree, avals)
 
     @property
     def out_info(self) -> Any:
@@ -217,7 +233,7 @@ class Compiled(_Stage):
                     f"signature. Detected argument of Tracer type {type(x).__name__}."
                 )
         _check_argument_types(spec, [abstractify(x) for x in flat])
-        return tree_util.tree_unflatten(spec.out_tree, self._launch(flat))
+        return spec.results(self._launch(flat))
 
     def __repr__(self) -> str:
         return f"Compiled(jit({self._spec.name}))"
@@ -240,3 +256,7 @@ def _check_argument_types(spec: Specialization, avals: Sequence[ShapedArray]) ->
 
 def _short(aval: ShapedArray) -> str:
     return f"{dtype_name(aval.dtype)}[{','.join(map(str, aval.shape))}]"
+
+
+def _float0_struct(shape: tuple[int, ...]) -> ShapeDtypeStruct:
+    return ShapeDtypeStruct(shape, float0)

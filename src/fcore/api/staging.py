@@ -10,6 +10,7 @@ import attrs
 import numpy as np
 
 from fcore import tree_util
+from fcore.api._float0 import float0
 from fcore.interpreters.array import ArrayImpl
 from fcore.interpreters.eval import to_numpy_arg
 from fcore.interpreters.staging import trace_to_jaxpr
@@ -32,7 +33,9 @@ class ShapeDtypeStruct:
     weak_type: bool
 
     def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False) -> None:
-        self.__attrs_init__(tuple(int(d) for d in shape), dtypes.to_dtype(dtype), bool(weak_type))
+        # float0 (a tangent of an integer value) only describes results of jit's stages.
+        dt = float0 if isinstance(dtype, np.dtype) and dtype == float0 else dtypes.to_dtype(dtype)
+        self.__attrs_init__(tuple(int(d) for d in shape), dt, bool(weak_type))
 
     @property
     def ndim(self) -> int:
@@ -52,7 +55,8 @@ class ShapeDtypeStruct:
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+        name = "float0" if self.dtype == float0 else self.dtype.name
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={name}{weak})"
 
 
 def abstractify(x: object) -> ShapedArray:
