@@ -66,7 +66,7 @@ def _nary_abstract_eval(name: str, arity: int, kinds: str, out_dtype: DType | No
             fs, ss = first.shape, second.shape
             if fs == ss or not fs or not ss:
                 if out_dtype is not None:
-                    return shaped_array(fs or ss, out_dtype, False)
+                    return shaped_array(fs or ss, out_dtype, first.weak_type and second.weak_type)
                 weak = first.weak_type and second.weak_type
                 if fs == (fs or ss) and first.weak_type == weak:
                     return first
@@ -77,7 +77,7 @@ def _nary_abstract_eval(name: str, arity: int, kinds: str, out_dtype: DType | No
         if dt not in accepted:
             _check_dtype(name, dt, kinds)
         shape = broadcast_shapes_scalar(name, avals)
-        weak = all(a.weak_type for a in avals) and out_dtype is None
+        weak = all(a.weak_type for a in avals)  # also for fixed-dtype results, as in JAX
         if out_dtype is None:
             for a in avals:  # reuse an interned input aval when it is the answer
                 if a.shape == shape and a.weak_type == weak:
@@ -128,7 +128,7 @@ def _define(
             return None
         out = fn(h)
         if fixed_dtype is not None:
-            return ArrayImpl(out if type(out) is np.ndarray else np.asarray(out), False)
+            return ArrayImpl(out if type(out) is np.ndarray else np.asarray(out), x._weak)
         if type(out) is not np.ndarray or out.dtype != dt:
             out = np.asarray(out, dt)
         return ArrayImpl(out, x._weak)
@@ -146,14 +146,14 @@ def _define(
             return None
         out = fn(hx, hy)
         if fixed_dtype is not None:
-            return ArrayImpl(out if type(out) is np.ndarray else np.asarray(out), False)
+            return ArrayImpl(out if type(out) is np.ndarray else np.asarray(out), x._weak and y._weak)
         if type(out) is not np.ndarray or out.dtype != dt:
             out = np.asarray(out, dt)
         return ArrayImpl(out, x._weak and y._weak)
 
     p.def_impl(checked_impl)
     p.eager_rule = eager_unary if arity == 1 else eager_binary
-    p.weak_type_rule = _all_weak if out_dtype is None else (lambda weaks, params: False)
+    p.weak_type_rule = _all_weak
     return p
 
 

@@ -378,10 +378,12 @@ def signbit(x: ArrayLike, /) -> Array:
         return _full_bool(a, False)
     if not dtypes.is_floating(dt):
         raise ValueError("jnp.signbit is not well defined for complex input")
-    # -0.0 and -nan count as negative: compare 1/x for zeros.
-    neg = lax.lt(a, _const(a, 0))
-    zero = lax.eq(a, _const(a, 0))
-    return lax.or_(neg, lax.and_(zero, lax.lt(lax.div(_const(a, 1), a), _const(a, 0))))
+    # -0.0 counts as negative: compare 1/x for zeros. Strong constants: jnp's result is a
+    # strongly typed bool even for a Python scalar.
+    zero_c = _strong_const(a, 0)
+    neg = lax.lt(a, zero_c)
+    zero = lax.eq(a, zero_c)
+    return lax.or_(neg, lax.and_(zero, lax.lt(lax.div(_strong_const(a, 1), a), zero_c)))
 
 
 # -- binary -----------------------------------------------------------------------------
