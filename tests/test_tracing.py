@@ -130,3 +130,14 @@ def test_asyncio_tasks_trace_independently() -> None:
         return list(await asyncio.gather(*(trace(n) for n in range(1, 5))))
 
     assert asyncio.run(main()) == [2, 3, 4, 5]
+
+
+def test_closed_over_array_used_twice_is_one_constvar() -> None:
+    """fcore.numpy wraps a closed-over NumPy array anew at each use; it stays one constvar, as in jax."""
+    import jax
+
+    w = np.ones((3, 3), np.float32)
+    x = np.ones(3, np.float32)
+    closed = fcore.make_jaxpr(lambda v: w @ (w @ v))(x)
+    assert len(closed.jaxpr.constvars) == len(jax.make_jaxpr(lambda v: w @ (w @ v))(x).jaxpr.constvars) == 1
+    np.testing.assert_allclose(fcore.core.jaxpr_as_fun(closed)(x)[0], w @ (w @ x))

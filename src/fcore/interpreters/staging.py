@@ -49,7 +49,7 @@ class StagingTrace(Trace):
         self.eqns: list[JaxprEqn] = []
         self.const_vars: list[Var] = []
         self.const_vals: list[Any] = []
-        self._const_ids: dict[int, Var] = {}
+        self._const_ids: dict[object, Var] = {}
         self._literals: dict[tuple[object, ...], Literal] = {}
 
     # -- building -------------------------------------------------------------------
@@ -133,8 +133,13 @@ class StagingTrace(Trace):
         return lit
 
     def lift_const(self, x: Any) -> Var:
-        """A constvar for a closed-over array or outer-trace tracer (one per object)."""
-        v = self._const_ids.get(id(x))
+        """A constvar for a closed-over array or outer-trace tracer: one per object, and for
+        concrete arrays one per host buffer (``fcore.numpy`` wraps a closed-over NumPy array
+        anew at each use). Keys stay valid: ``const_vals`` keeps what they identify alive."""
+        key: object = id(x)
+        if type(x) is ArrayImpl and x._np is not None:
+            key = (id(x._np), x._weak)
+        v = self._const_ids.get(key)
         if v is None:
             if type(x) is ArrayImpl or isinstance(x, (Tracer, ArrayImpl)):
                 aval = x.aval
@@ -143,9 +148,10 @@ class StagingTrace(Trace):
                 dt = dtypes.canonicalize_dtype(arr.dtype)
                 if dt != arr.dtype:
                     x = arr.astype(dt)
+                    key = id(x)  # the original is not kept alive, its converted copy is
                 aval = ShapedArray(arr.shape, dt, False)
             v = Var(aval)
-            self._const_ids[id(x)] = v
+            self._const_ids[key] = v
             self.const_vars.append(v)
             self.const_vals.append(x)
         return v
