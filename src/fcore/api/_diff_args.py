@@ -7,6 +7,7 @@ JAX (and its tests) sees the same errors.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import operator
 from collections.abc import Callable, Sequence
@@ -68,6 +69,7 @@ def argnums_partial(
         raise TypeError(f"argnums {argnums} refers to the same positional argument more than once")
     dyn_args = tuple(args[i] for i in nums)
 
+    @functools.wraps(fun)  # error messages name the user's function, not this wrapper
     def partial_fun(*dyn: Any) -> Any:
         full = list(args)
         for i, d in zip(nums, dyn):
