@@ -24,9 +24,25 @@ _methods: dict[str, ArrayMethod] = {}
 _device_placer: list[Callable[["ArrayImpl"], "DeviceValue"]] = []
 
 
+#: Operators whose implementation takes the array first: once ``fcore.numpy`` provides them
+#: they are installed on ``Array`` itself, so each use skips the ``_m`` lookup (the eager
+#: hot path). The class body's definitions stay as their typed documentation.
+_DIRECT_OPERATORS = {
+    "__neg__": "negative", "__abs__": "abs", "__invert__": "invert", "__add__": "add",
+    "__sub__": "subtract", "__mul__": "multiply", "__truediv__": "true_divide",
+    "__floordiv__": "floor_divide", "__mod__": "remainder", "__pow__": "power", "__matmul__": "matmul",
+    "__and__": "bitwise_and", "__or__": "bitwise_or", "__xor__": "bitwise_xor", "__lt__": "less",
+    "__le__": "less_equal", "__gt__": "greater", "__ge__": "greater_equal", "__eq__": "equal",
+    "__ne__": "not_equal", "__getitem__": "getitem",
+}
+
+
 def register_array_methods(table: dict[str, ArrayMethod]) -> None:
     """Install the implementations of operators/methods (called by ``fcore.numpy``)."""
     _methods.update(table)
+    for dunder, name in _DIRECT_OPERATORS.items():
+        if name in table:
+            setattr(Array, dunder, table[name])
 
 
 def register_device_placer(place: Callable[[ArrayImpl], DeviceValue]) -> None:
