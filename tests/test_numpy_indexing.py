@@ -149,8 +149,10 @@ def test_index_errors() -> None:
         a[..., 0, ...]
     with pytest.raises(TypeError):
         a[[0, 1]]
-    with pytest.raises(NotImplementedError):
-        a[np.ones(2, bool)]
+    with pytest.raises(IndexError):
+        a[np.ones(X.shape[0] + 1, bool)]  # a mask of the wrong shape
+    with pytest.raises(IndexError):
+        fcore.jit(lambda v: v[v > 0])(X)  # a traced mask
     with pytest.raises(TypeError):
         a[1.5]
     with pytest.raises(IndexError):
@@ -230,3 +232,44 @@ def test_gather_and_onehot_paths_agree() -> None:
         via_scatter = indexing._scatter_flat(x, pos, upd, kind)
         via_onehot = indexing._scatter_flat_onehot(x, pos, upd, x, kind)
         np.testing.assert_allclose(np.asarray(via_scatter), np.asarray(via_onehot), rtol=1e-6)  # add order may differ
+
+
+MASK = X[0, :, :, 0] > 30  # shape (3, 4)
+BOOL_INDICES: list[Any] = [
+    (X[:, 0, 0, 0] > 50,), (slice(None), MASK), (0, MASK), (Ellipsis, X[0, 0, 0] > 2), (slice(None), MASK, I([1])),
+    True, False, (Ellipsis, True), (1, True), (slice(None), [True, False, True]), (slice(None), []),
+]
+
+
+@pytest.mark.parametrize("idx", BOOL_INDICES, ids=repr)
+def test_boolean_masks(idx: Any) -> None:
+    """Concrete masks index like their ``nonzero`` arrays; scalar booleans add a unit axis."""
+    with modes():
+        check(lambda v: fnp.asarray(v)[idx], lambda v: jnp.asarray(v)[idx], X, staged=False)
+        check(lambda v: fcore.jit(lambda u: u[idx])(v), lambda v: jnp.asarray(v)[idx], X, staged=False)
+        for op in ("set", "add", "max"):
+            check(lambda v, o=op: getattr(fnp.asarray(v).at[idx], o)(-1.0),
+                  lambda v, o=op: getattr(jnp.asarray(v).at[idx], o)(-1.0), X, staged=False)
+
+
+def test_boolean_mask_errors() -> None:
+    with pytest.raises(IndexError):
+        fnp.asarray(X)[np.ones(3, bool)]
+    with pytest.raises(fcore.ConcretizationError):
+        fcore.jit(lambda v: v.at[v > 0].set(0.0))(X)
+    # Under grad the mask is concrete, as in JAX.
+    with modes():
+        check(fcore.grad(lambda v: (v[v > 60.0] ** 2).sum()), jax.grad(lambda v: (v[v > 60.0] ** 2).sum()), X, staged=False)
+
+
+@pytest.mark.parametrize("mode", [None, "fill", "clip", "wrap"])
+def test_take_modes(mode: str | None) -> None:
+    x = sample(np.dtype(np.float32), (3, 4), seed=33)
+    with modes():
+        for idx in (I([10, -1, -4, 2]), 7, I([[1, -5]])):
+            for axis in (None, 0, 1):
+                check(lambda v, i=idx, a=axis: fnp.take(v, i, a, mode=mode), lambda v, i=idx, a=axis: jnp.take(v, i, a, mode=mode), x)
+        check(lambda v: fnp.take(v, I([9]), 1, mode=mode, fill_value=-1.0),
+              lambda v: jnp.take(v, I([9]), 1, mode=mode, fill_value=-1.0), x)
+    with pytest.raises(NotImplementedError):
+        fnp.take(x, I([0]), mode="raise")

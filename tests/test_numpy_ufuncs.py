@@ -211,8 +211,12 @@ def test_where() -> None:
         check(fnp.where, jnp.where, True, 1, 2.5)
         check(fnp.where, jnp.where, np.array([0, 2, 1]), np.int8(1), np.ones((2, 3), np.uint8))
         check(fnp.where, jnp.where, c[:, :1], 0.5, sample(np.dtype(np.float16), (2, 3)))
-    with pytest.raises(ValueError):
-        fnp.where(c)
+        check(fnp.where, jnp.where, c, staged=False)  # one argument: nonzero
+        check(lambda v: fnp.where(v, size=4, fill_value=-1), lambda v: jnp.where(v, size=4, fill_value=-1), c)
+    with pytest.raises(TypeError):
+        fnp.where(c, 1.0)
+    with pytest.raises(fcore.ConcretizationError):
+        fcore.jit(fnp.where)(c)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)

@@ -229,9 +229,11 @@ def broadcast_to(x: Array, shape: Shape) -> Array:
 
 
 def normalize_axis(axis: object, ndim: int, name: str = "axis") -> int:
+    """``axis`` in ``[0, ndim)``; out of bounds is NumPy's ``AxisError``, which is both the
+    ``ValueError`` and the ``IndexError`` that different ``jnp`` functions raise."""
     a = operator.index(axis)  # type: ignore[arg-type]
     if not -ndim <= a < ndim:
-        raise ValueError(f"{name} {a} is out of bounds for array of dimension {ndim}")
+        raise np.exceptions.AxisError(f"{name} {a} is out of bounds for array of dimension {ndim}")
     return a % ndim if ndim else 0
 
 

@@ -40,7 +40,8 @@ def _shape(shape: Any) -> Shape:
     else:
         shp = tuple(operator.index(d) for d in shape)
     if any(d < 0 for d in shp):
-        raise ValueError(f"negative dimensions are not allowed, got shape {shp}")
+        # jnp's error comes from lax.broadcast_in_dim: a TypeError.
+        raise TypeError(f"negative dimensions are not allowed, got shape {shp}")
     return shp
 
 
@@ -107,6 +108,8 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
             out = ArrayImpl(np.array(host, dtype=dt), False)
     elif hasattr(object, "__array__"):
         out = array(np.asarray(object), dtype=dtype, copy=False)
+    elif object is None:
+        raise ValueError("None is not a valid value for fnp.array")
     else:
         raise TypeError(f"Unexpected input type for array: {type(object)}")
     if ndmin > out.ndim:

@@ -2,8 +2,8 @@
 
 Supported indices: integers (negative ones too), slices with any step, ``None``/``newaxis``,
 ``Ellipsis``, traced integer scalars and integer arrays (advanced indexing, NumPy's rules for
-where the broadcast index dimensions go). Boolean masks are not supported (their result shape
-depends on the data).
+where the broadcast index dimensions go), and concrete boolean masks (replaced by their
+``nonzero`` indices, as in JAX; a traced mask raises ``NonConcreteBooleanIndexError``).
 
 * Basic indices become ``lax.slice`` (static ints and slices), ``lax.rev`` (negative steps),
   ``lax.dynamic_slice`` (traced scalars), ``lax.squeeze`` and ``lax.expand_dims``.
@@ -34,6 +34,7 @@ import numpy as np
 
 from fcore import lax
 from fcore.interpreters.array import Array, ArrayImpl
+from fcore.errors import ConcretizationError
 from fcore.interpreters.trace import Tracer
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
@@ -74,6 +75,11 @@ def _is_int_dtype(dt: np.dtype[Any]) -> bool:
     return dtypes.is_integer(dt) if dtypes.is_supported(dt) else np.issubdtype(dt, np.integer)
 
 
+class NonConcreteBooleanIndexError(ConcretizationError, IndexError):
+    """A boolean mask index was traced: the result's shape would depend on its values (an
+    ``IndexError`` as JAX's class of the same name, and a ``ConcretizationError``)."""
+
+
 def _classify(i: object) -> Entry | object:
     if i is None:
         return None
@@ -81,8 +87,6 @@ def _classify(i: object) -> Entry | object:
         return _ELLIPSIS
     if isinstance(i, slice):
         return slice(_slice_part(i.start), _slice_part(i.stop), _slice_part(i.step))
-    if isinstance(i, (bool, np.bool_)):
-        raise NotImplementedError("fcore.numpy does not support boolean indices (the result shape would depend on data)")
     if isinstance(i, (int, np.integer)):
         return operator.index(i)
     if isinstance(i, (list, tuple)):
@@ -92,8 +96,6 @@ def _classify(i: object) -> Entry | object:
         )
     if isinstance(i, (np.ndarray, ArrayImpl)):
         arr = np.asarray(i)
-        if arr.dtype == np.bool_:
-            raise NotImplementedError("fcore.numpy does not support boolean mask indices (data-dependent shape)")
         if not _is_int_dtype(arr.dtype):
             raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {arr.dtype}")
         if arr.ndim == 0:
@@ -101,8 +103,6 @@ def _classify(i: object) -> Entry | object:
         return _Adv(arr)
     if isinstance(i, Array):
         dt = i.dtype
-        if dtypes.is_bool(dt):
-            raise NotImplementedError("fcore.numpy does not support boolean mask indices (data-dependent shape)")
         if not dtypes.is_integer(dt):
             raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {dt}")
         return _Dyn(i) if i.ndim == 0 else _Adv(i)
@@ -120,27 +120,80 @@ def _slice_part(v: object) -> int | None:
     return operator.index(v)  # type: ignore[arg-type]
 
 
-def _expand(idx: object, ndim: int) -> list[Entry]:
-    """Classify the entries and replace ``...`` by full slices (checking the index count)."""
+def _is_bool_index(i: object) -> bool:
+    if isinstance(i, (bool, np.bool_)):
+        return True
+    dt = getattr(i, "dtype", None)
+    return isinstance(i, (np.ndarray, Array)) and dt == np.bool_
+
+
+def _concrete_mask(i: object) -> np.ndarray[Any, Any]:
+    try:
+        return np.asarray(i)
+    except ConcretizationError:
+        aval = getattr(i, "aval", None)
+        what = aval.str_short() if aval is not None else type(i).__name__
+        raise NonConcreteBooleanIndexError(
+            f"Array boolean indices must be concrete; got {what}. Use fnp.where(mask, x, y) "
+            "or the size= argument of fnp.nonzero instead, whose result shape does not depend on the data."
+        ) from None
+
+
+def _sequence_index(i: list[Any]) -> np.ndarray[Any, Any]:
+    arr = np.asarray(i)
+    return arr.astype(np.int32) if arr.size == 0 else arr  # ``[]`` indexes nothing
+
+
+def _expand(idx: object, shape: Shape) -> tuple[list[Entry], list[int]]:
+    """Classify the entries and replace ``...`` by full slices (checking the index count).
+
+    Boolean masks (which must be concrete) become their ``nonzero`` integer arrays; a scalar
+    boolean becomes a new unit axis indexed by ``arange(1)`` or ``arange(0)``, as in JAX.
+    Returns the entries and the axes to insert into the array before indexing it.
+    """
+    ndim = len(shape)
     raw = idx if isinstance(idx, tuple) else (idx,)
-    entries = [_classify(i) for i in raw]
+    if isinstance(idx, tuple):  # sequences inside a tuple index are arrays (JAX)
+        raw = tuple(_sequence_index(i) if isinstance(i, list) else i for i in raw)
+    masks: dict[int, np.ndarray[Any, Any]] = {k: _concrete_mask(i) for k, i in enumerate(raw) if _is_bool_index(i)}
+    entries = [None if k in masks else _classify(i) for k, i in enumerate(raw)]
     n_ell = sum(1 for e in entries if e is _ELLIPSIS)
     if n_ell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    consuming = sum(1 for e in entries if e is not None and e is not _ELLIPSIS)
+    consuming = sum(1 for k, e in enumerate(entries) if k not in masks and e is not None and e is not _ELLIPSIS)
+    consuming += sum(m.ndim for m in masks.values())
     if consuming > ndim:
         raise IndexError(f"Too many indices: {ndim}-dimensional array, but {consuming} were indexed")
     out: list[Entry] = []
+    new_axes: list[int] = []
     filled = False
-    for e in entries:
-        if e is _ELLIPSIS:
+    dim = 0  # the dimension of the (expanded) array the next entry consumes
+    for k, e in enumerate(entries):
+        if k in masks:
+            m = masks[k]
+            if m.ndim == 0:
+                new_axes.append(dim)
+                out.append(_Adv(np.arange(int(m.item()))))
+                dim += 1
+                continue
+            expected = shape[dim - len(new_axes): dim - len(new_axes) + m.ndim]
+            if not all(s1 in (0, s2) for s1, s2 in zip(m.shape, expected)):
+                raise IndexError(
+                    f"boolean index did not match shape of indexed array in index {k}: got {m.shape}, expected {expected}"
+                )
+            out.extend(_Adv(a) for a in np.nonzero(m))
+            dim += m.ndim
+        elif e is _ELLIPSIS:
             out.extend([slice(None)] * (ndim - consuming))
+            dim += ndim - consuming
             filled = True
         else:
             out.append(e)  # type: ignore[arg-type]
+            if e is not None:
+                dim += 1
     if not filled:
         out.extend([slice(None)] * (ndim - consuming))
-    return out
+    return out, new_axes
 
 
 # -- fill values ----------------------------------------------------------------------------
@@ -317,7 +370,7 @@ def _advanced(x: Array, entries: list[Entry], mode: str, fill_value: Any) -> Arr
     lin: Array | None = None
     stride = 1
     for d, n, idx in reversed(list(zip(adv_dims, sizes, adv_idx))):
-        if n == 0:
+        if n == 0 and 0 not in b:  # an empty index may index an empty axis
             raise IndexError(f"index is out of bounds for axis {d} with size 0")
         if isinstance(idx, ArrayImpl):  # static: compute on the host
             h = np.asarray(idx).astype(np.int64)
@@ -390,7 +443,9 @@ def getitem(x: Array, idx: object, mode: str | None = None, fill_value: Any = No
         i = min(max(i, 0), n - 1)
         y = lax.slice(x, (i, *([0] * (x.ndim - 1))), (i + 1, *x.shape[1:]))
         return lax.squeeze(y, (0,))
-    entries = _expand(idx, x.ndim)
+    entries, new_axes = _expand(idx, x.shape)
+    if new_axes:
+        x = lax.expand_dims(x, tuple(new_axes))
     if any(isinstance(e, _Adv) for e in entries):
         return _advanced(x, entries, m, fill_value)
     return _basic(x, entries, m, fill_value)
@@ -587,9 +642,24 @@ def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, mode: str | 
     if axis is None:
         x = lax.reshape(x, (x.size,)) if x.ndim != 1 else x
         axis = 0
-    ax = operator.index(axis) % max(x.ndim, 1)
-    idx: tuple[object, ...] = (slice(None),) * ax + (indices,)
-    return getitem(x, idx, mode="fill" if mode == "fill" else None, fill_value=fill_value)
+    from fcore.numpy._promotion import normalize_axis
+
+    ax = normalize_axis(axis, x.ndim)
+    n = x.shape[ax]
+    ind: ArrayLike = indices
+    if mode is None or mode == "fill":  # jnp's default: out-of-bounds indices give fill_value
+        get_mode = "fill"
+    elif mode in ("wrap", "clip"):
+        from fcore.numpy.ufuncs import clip, mod
+
+        ind = mod(indices, n) if mode == "wrap" else clip(indices, 0, n - 1)  # clip: -1 is 0, as in jnp
+        get_mode = "clip"
+    elif mode == "raise":
+        raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
+    else:
+        raise ValueError(f"Invalid mode '{mode}' for np.take")
+    idx: tuple[object, ...] = (slice(None),) * ax + (ind,)
+    return getitem(x, idx, mode=get_mode, fill_value=fill_value)
 
 
 def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: int | None) -> Array:

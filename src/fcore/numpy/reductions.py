@@ -325,10 +325,11 @@ def var(
     total = sum(centered, axis, dtype=comp, keepdims=keepdims, where=w)
     result = lax.convert_element_type(lax.div(total, normalizer), out_dtype)
     if w is None:
-        if count > 0:
+        if count > 0 and dtypes.is_inexact(out_dtype):
             return result
-        nan = ArrayImpl(np.asarray(np.nan).astype(out_dtype), False)
-        return nan if result.shape == () else lax.broadcast_in_dim(nan, result.shape, ())
+        # As jnp: ``where(normalizer > 0, result, nan)``, which also makes an integer
+        # ``dtype``'s result a weakly typed float.
+        return _where(ArrayImpl(np.asarray(count > 0), False), result, np.nan)
     return _where(lax.gt(normalizer, ArrayImpl(np.zeros((), normalizer.dtype), False)), result, np.nan)
 
 
@@ -381,9 +382,12 @@ def argmin(a: ArrayLike, axis: int | None = None, out: None = None, keepdims: bo
 
 
 def _cumulative(
-    name: str, fn: Callable[[ArrayLike, int, bool], Array], a: ArrayLike, axis: int | None, dtype: Any, promote_integers: bool
+    name: str, fn: Callable[[ArrayLike, int, bool], Array], a: ArrayLike, axis: int | None, dtype: Any, promote_integers: bool,
+    nan_fill: float | None = None,
 ) -> Array:
     x = asarray(a, name)
+    if nan_fill is not None and dtypes.is_inexact(x.dtype):
+        x = _where(lax.ne(x, x), ArrayImpl(np.asarray(nan_fill, x.dtype), False), x)
     if axis is None or x.ndim == 0:
         x = lax.reshape(x, (x.size,)) if x.ndim != 1 else x
     ax = 0 if axis is None else normalize_axis(axis, x.ndim)
@@ -414,8 +418,53 @@ def cumprod(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None 
     return _cumulative("cumprod", lax.cumprod, a, axis, dtype, False)
 
 
-cumulative_sum = cumsum
-cumulative_prod = cumprod
+def nancumsum(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Array:
+    """``cumsum`` with NaNs counted as zero."""
+    _no_out(out, "nancumsum")
+    return _cumulative("nancumsum", lax.cumsum, a, axis, dtype, False, nan_fill=0.0)
+
+
+def nancumprod(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Array:
+    """``cumprod`` with NaNs counted as one."""
+    _no_out(out, "nancumprod")
+    return _cumulative("nancumprod", lax.cumprod, a, axis, dtype, False, nan_fill=1.0)
+
+
+def _array_api_cumulative(
+    name: str, what: str, fn: Callable[[ArrayLike, int, bool], Array], x: ArrayLike, axis: int | None,
+    dtype: Any, include_initial: bool, promote_integers: bool, initial: int,
+) -> Array:
+    """The Array API's ``cumulative_sum``/``cumulative_prod``: ``axis`` may be omitted only
+    for 1-D input, and ``include_initial`` prepends the identity."""
+    arr = asarray(x, name)
+    if arr.ndim == 0:
+        raise ValueError(
+            f"The input must be non-scalar to take a cumulative {what}, however a scalar value or scalar array was given."
+        )
+    if axis is None:
+        if arr.ndim > 1:
+            raise ValueError(
+                f"The input array has rank {arr.ndim}, however axis was not set to an explicit value. "
+                "The axis argument is only optional for one-dimensional arrays."
+            )
+        axis = 0
+    ax = normalize_axis(axis, arr.ndim)
+    out = _cumulative(name, fn, arr, ax, dtype, promote_integers)
+    if not include_initial:
+        return out
+    shape = tuple(1 if d == ax else n for d, n in enumerate(out.shape))
+    first = lax.broadcast_in_dim(ArrayImpl(np.asarray(initial, out.dtype), False), shape, ())
+    return lax.concatenate([first, out], ax)
+
+
+def cumulative_sum(x: ArrayLike, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False) -> Array:
+    """Array API cumulative sum: narrow integers accumulate in the default int (as ``sum``)."""
+    return _array_api_cumulative("cumulative_sum", "sum", lax.cumsum, x, axis, dtype, include_initial, True, 0)
+
+
+def cumulative_prod(x: ArrayLike, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False) -> Array:
+    """Array API cumulative product (no integer promotion, as in jnp)."""
+    return _array_api_cumulative("cumulative_prod", "product", lax.cumprod, x, axis, dtype, include_initial, False, 1)
 
 
 def count_nonzero(a: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:

@@ -66,10 +66,10 @@ def _resolve_shape(newshape: Shape, total: int) -> Shape:
     if neg:
         known = math.prod(d for d in newshape if d != -1)
         if known == 0 or total % known:
-            raise TypeError(f"cannot reshape array of size {total} into shape {newshape}")
+            raise ValueError(f"cannot reshape array of size {total} into shape {newshape}")
         newshape = tuple(total // known if d == -1 else d for d in newshape)
     if math.prod(newshape) != total:
-        raise TypeError(f"cannot reshape array of size {total} into shape {newshape}")
+        raise ValueError(f"cannot reshape array of size {total} into shape {newshape}")
     return newshape
 
 
@@ -106,7 +106,8 @@ def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     nd = x.ndim
     perm = tuple(reversed(range(nd))) if axes is None else tuple(normalize_axis(i, nd) for i in axes)
     if sorted(perm) != list(range(nd)):
-        raise ValueError(f"axes {axes} don't match array of dimension {nd}")
+        # A TypeError, as jnp's (raised by lax.transpose).
+        raise TypeError(f"transpose permutation {tuple(perm)} isn't a permutation of the dimensions of an array of shape {x.shape}")
     if perm == tuple(range(nd)):
         return x
     return lax.transpose(x, perm)
@@ -234,7 +235,9 @@ def concatenate(arrays: Sequence[ArrayLike] | Array | np.ndarray[Any, Any], axis
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
     for x in xs[1:]:
         if x.ndim != nd:
-            raise ValueError(f"Cannot concatenate arrays with different numbers of dimensions: got {[x.ndim for x in xs]}.")
+            raise TypeError(  # as jnp's, which lax.concatenate raises
+                f"Cannot concatenate arrays with different numbers of dimensions: got {', '.join(str(x.shape) for x in xs)}."
+            )
     ax = normalize_axis(axis, nd)
     if len(xs) == 1:
         return xs[0]
@@ -447,16 +450,3 @@ def roll(a: ArrayLike, shift: int | Sequence[int], axis: int | Sequence[int] | N
                 [lax.slice_in_dim(x, n - k, n, axis=ax), lax.slice_in_dim(x, 0, n - k, axis=ax)], ax
             )
     return x
-
-
-def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", constant_values: ArrayLike = 0) -> Array:
-    """Constant padding (``mode="constant"`` only)."""
-    if mode != "constant":
-        raise NotImplementedError(f"fnp.pad: only mode='constant' is supported, got {mode!r}")
-    x = asarray(array, "pad")
-    pw = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2)) if x.ndim else np.zeros((0, 2), np.int64)
-    value = convert(constant_values, x.dtype, x.weak_type)
-    if value.shape != ():
-        raise NotImplementedError("fnp.pad: constant_values must be a scalar")
-    config = [(int(lo), int(hi), 0) for lo, hi in pw]
-    return lax.pad(x, value, config)

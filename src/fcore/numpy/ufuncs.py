@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable
+from typing import overload
 
 import numpy as np
 
@@ -462,8 +463,12 @@ mod = remainder
 
 
 def fmod(x: ArrayLike, y: ArrayLike, /) -> Array:
-    """C-style remainder, with the sign of ``x`` (``lax.rem``)."""
+    """C-style remainder, with the sign of ``x`` (``lax.rem``); an integer remainder by zero
+    is 0, as in jnp (which divides by one there)."""
     a, b = _promote2_numeric(x, y, "fmod")
+    if dtypes.is_integer(a.dtype):
+        zero = lax.eq(b, _const(b, 0))
+        b = lax.select_n(zero, b, lax.broadcast_in_dim(_like(b, 1), b.shape, ()) if b.shape else _like(b, 1))
     return lax.rem(a, b)
 
 
@@ -669,13 +674,28 @@ greater_equal = _comparison(lax.ge, "greater_equal")
 
 
 # -- selection ----------------------------------------------------------------------------
-def where(condition: ArrayLike, x: ArrayLike | None = None, y: ArrayLike | None = None, /) -> Array:
-    """``x`` where ``condition`` holds, else ``y`` (the three-argument form only)."""
+@overload
+def where(condition: ArrayLike, x: None = None, y: None = None, /, *, size: int | None = None,
+          fill_value: ArrayLike | None = None) -> tuple[Array, ...]: ...
+
+
+@overload
+def where(condition: ArrayLike, x: ArrayLike, y: ArrayLike, /, *, size: int | None = None,
+          fill_value: ArrayLike | None = None) -> Array: ...
+
+
+def where(condition: ArrayLike, x: ArrayLike | None = None, y: ArrayLike | None = None, /, *,
+          size: int | None = None, fill_value: ArrayLike | None = None) -> Array | tuple[Array, ...]:
+    """``x`` where ``condition`` holds, else ``y``; with ``condition`` alone, ``nonzero`` of it
+    (which needs a concrete condition or a static ``size``)."""
+    if x is None and y is None:
+        from fcore.numpy.searching import nonzero
+        from fcore.numpy.shape_ops import atleast_1d
+
+        return nonzero(atleast_1d(condition), size=size, fill_value=fill_value)
     if x is None or y is None:
-        raise ValueError(
-            "fcore.numpy.where needs both x and y: the one-argument form (nonzero) has a "
-            "data-dependent shape, which fcore does not support"
-        )
+        pos = 1 if x is None else 2
+        raise TypeError(f"where requires ndarray or scalar arguments, got {type(None)} at position {pos}.")
     c = _promote1(condition, "where")
     if c.dtype != _bool:
         c = lax.ne(c, _const(c, 0))
