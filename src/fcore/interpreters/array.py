@@ -221,48 +221,97 @@ class Array(abc.ABC):
     def squeeze(self, axis: Any = None) -> Array: return _m("squeeze")(self, axis)
     def swapaxes(self, a: int, b: int) -> Array: return _m("swapaxes")(self, a, b)
     def dot(self, other: object) -> Array: return _m("dot")(self, other)
-    def sum(self, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False) -> Array:
+    def sum(self, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
+            initial: Any = None, where: Any = None, promote_integers: bool = True) -> Array:
         _no_out(out)
-        return _m("sum")(self, axis=axis, dtype=dtype, keepdims=keepdims)
-    def prod(self, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False) -> Array:
+        return _m("sum")(self, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where,
+                         promote_integers=promote_integers)
+    def prod(self, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
+             initial: Any = None, where: Any = None, promote_integers: bool = True) -> Array:
         _no_out(out)
-        return _m("prod")(self, axis=axis, dtype=dtype, keepdims=keepdims)
-    def mean(self, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False) -> Array:
+        return _m("prod")(self, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where,
+                          promote_integers=promote_integers)
+    def mean(self, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False, *,
+             where: Any = None) -> Array:
         _no_out(out)
-        return _m("mean")(self, axis=axis, dtype=dtype, keepdims=keepdims)
-    def max(self, axis: Any = None, out: None = None, keepdims: bool = False) -> Array:
+        return _m("mean")(self, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+    def max(self, axis: Any = None, out: None = None, keepdims: bool = False, initial: Any = None,
+            where: Any = None) -> Array:
         _no_out(out)
-        return _m("max")(self, axis=axis, keepdims=keepdims)
-    def min(self, axis: Any = None, out: None = None, keepdims: bool = False) -> Array:
+        return _m("max")(self, axis=axis, keepdims=keepdims, initial=initial, where=where)
+    def min(self, axis: Any = None, out: None = None, keepdims: bool = False, initial: Any = None,
+            where: Any = None) -> Array:
         _no_out(out)
-        return _m("min")(self, axis=axis, keepdims=keepdims)
-    def all(self, axis: Any = None, out: None = None, keepdims: bool = False) -> Array:
+        return _m("min")(self, axis=axis, keepdims=keepdims, initial=initial, where=where)
+    def all(self, axis: Any = None, out: None = None, keepdims: bool = False, *, where: Any = None) -> Array:
         _no_out(out)
-        return _m("all")(self, axis=axis, keepdims=keepdims)
-    def any(self, axis: Any = None, out: None = None, keepdims: bool = False) -> Array:
+        return _m("all")(self, axis=axis, keepdims=keepdims, where=where)
+    def any(self, axis: Any = None, out: None = None, keepdims: bool = False, *, where: Any = None) -> Array:
         _no_out(out)
-        return _m("any")(self, axis=axis, keepdims=keepdims)
+        return _m("any")(self, axis=axis, keepdims=keepdims, where=where)
     def argmax(self, axis: Any = None, out: None = None, keepdims: bool = False) -> Array:
         _no_out(out)
         return _m("argmax")(self, axis=axis, keepdims=keepdims)
     def argmin(self, axis: Any = None, out: None = None, keepdims: bool = False) -> Array:
         _no_out(out)
         return _m("argmin")(self, axis=axis, keepdims=keepdims)
-    def var(self, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0, keepdims: bool = False) -> Array:
+    def var(self, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0, keepdims: bool = False, *,
+            where: Any = None, correction: Any = None) -> Array:
         _no_out(out)
-        return _m("var")(self, axis=axis, ddof=ddof, keepdims=keepdims)
-    def std(self, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0, keepdims: bool = False) -> Array:
+        return _m("var")(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, correction=correction)
+    def std(self, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0, keepdims: bool = False, *,
+            where: Any = None, correction: Any = None) -> Array:
         _no_out(out)
-        return _m("std")(self, axis=axis, ddof=ddof, keepdims=keepdims)
+        return _m("std")(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, correction=correction)
     def cumsum(self, axis: Any = None, dtype: Any = None, out: None = None) -> Array:
         _no_out(out)
-        return _m("cumsum")(self, axis=axis)
+        return _m("cumsum")(self, axis=axis, dtype=dtype)
+    def cumprod(self, axis: Any = None, dtype: Any = None, out: None = None) -> Array:
+        _no_out(out)
+        return _m("cumprod")(self, axis=axis, dtype=dtype)
     def clip(self, min: Any = None, max: Any = None, out: None = None) -> Array:
         _no_out(out)
         return _m("clip")(self, min, max)
     def round(self, decimals: int = 0, out: None = None) -> Array:
         _no_out(out)
         return _m("round")(self, decimals)
+    def conjugate(self) -> Array: return _m("conj")(self)
+    def sort(self, axis: int | None = -1, *, kind: None = None, order: None = None, stable: bool = True,
+             descending: bool = False) -> Array:
+        return _m("sort")(self, axis, order=order, stable=stable, descending=descending)
+    def argsort(self, axis: int | None = -1, *, kind: None = None, order: None = None, stable: bool = True,
+                descending: bool = False) -> Array:
+        return _m("argsort")(self, axis, order=order, stable=stable, descending=descending)
+    def argpartition(self, kth: int, axis: int = -1) -> Array: return _m("argpartition")(self, kth, axis)
+    def searchsorted(self, v: Any, side: str = "left", sorter: Any = None, *, method: str = "scan") -> Array:
+        return _m("searchsorted")(self, v, side, sorter, method=method)
+    def nonzero(self, *, fill_value: Any = None, size: int | None = None) -> Any:
+        return _m("nonzero")(self, size=size, fill_value=fill_value)
+    def ptp(self, axis: Any = None, out: None = None, keepdims: bool = False) -> Array:
+        _no_out(out)
+        return _m("ptp")(self, axis, keepdims=keepdims)
+    def take(self, indices: Any, axis: int | None = None, out: None = None, mode: str | None = None,
+             unique_indices: bool = False, indices_are_sorted: bool = False, fill_value: Any = None) -> Array:
+        _no_out(out)
+        return _m("take")(self, indices, axis, mode=mode, fill_value=fill_value)
+    def repeat(self, repeats: Any, axis: int | None = None, *, total_repeat_length: int | None = None,
+               out: None = None) -> Array:
+        _no_out(out)
+        return _m("repeat")(self, repeats, axis, total_repeat_length=total_repeat_length)
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
+        return _m("diagonal")(self, offset, axis1, axis2)
+    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None, out: None = None) -> Array:
+        _no_out(out)
+        return _m("trace")(self, offset, axis1, axis2, dtype)
+    def compress(self, condition: Any, axis: int | None = None, *, out: None = None, size: int | None = None,
+                 fill_value: Any = 0) -> Array:
+        _no_out(out)
+        return _m("compress")(condition, self, axis, size=size, fill_value=fill_value)
+    def __setitem__(self, idx: object, value: object) -> None:
+        raise TypeError(
+            f"{type(self).__name__!r} object does not support item assignment. fcore arrays are immutable: "
+            "instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)``."
+        )
 
 
 def _no_out(out: object) -> None:

@@ -8,12 +8,12 @@ operator themselves.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from fcore.interpreters.array import Array, ArrayMethod, register_array_methods
-from fcore.numpy import indexing, linalg_ops, reductions, shape_ops, ufuncs
+from fcore.numpy import creation, indexing, linalg_ops, reductions, searching, shape_ops, sorting, statistics, ufuncs
 from fcore.numpy._dtypes import canonical_dtype
 from fcore.numpy._promotion import convert
 
@@ -63,24 +63,12 @@ def _squeeze(x: Array, axis: Any = None) -> Array:
     return shape_ops.squeeze(x, axis)
 
 
-def _var(x: Array, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Array:
-    return reductions.var(x, axis=axis, ddof=ddof, keepdims=keepdims)
-
-
-def _std(x: Array, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Array:
-    return reductions.std(x, axis=axis, ddof=ddof, keepdims=keepdims)
-
-
 def _clip(x: Array, min: Any = None, max: Any = None) -> Array:  # noqa: A002
     return ufuncs.clip(x, min, max)
 
 
 def _round(x: Array, decimals: int = 0) -> Array:
     return ufuncs.round(x, decimals)
-
-
-def _cumsum(x: Array, axis: Any = None) -> Array:
-    return reductions.cumsum(x, axis=axis)
 
 
 def _at(x: Array) -> Any:
@@ -133,9 +121,21 @@ TABLE: dict[str, ArrayMethod] = {
     "any": reductions.any,
     "argmax": reductions.argmax,
     "argmin": reductions.argmin,
-    "var": _var,
-    "std": _std,
-    "cumsum": _cumsum,
+    "var": reductions.var,
+    "std": reductions.std,
+    "cumsum": reductions.cumsum,
+    "cumprod": reductions.cumprod,
+    "sort": sorting.sort,
+    "argsort": sorting.argsort,
+    "argpartition": sorting.argpartition,
+    "searchsorted": sorting.searchsorted,
+    "nonzero": cast(ArrayMethod, searching.nonzero),  # returns a tuple of arrays
+    "compress": searching.compress,
+    "ptp": statistics.ptp,
+    "take": indexing.take,
+    "repeat": shape_ops.repeat,
+    "diagonal": creation.diagonal,
+    "trace": creation.trace,
     "clip": _clip,
     "round": _round,
 }

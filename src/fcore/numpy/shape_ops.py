@@ -359,33 +359,89 @@ def tile(A: ArrayLike, reps: int | Sequence[int]) -> Array:
 
 
 
-def repeat(a: ArrayLike, repeats: int | Array | np.ndarray[Any, Any], axis: int | None = None, *, total_repeat_length: int | None = None) -> Array:
-    """Repeat each element ``repeats`` times (static repeats only)."""
+def repeat(a: ArrayLike, repeats: int | Array | np.ndarray[Any, Any], axis: int | None = None, *,
+           total_repeat_length: int | None = None) -> Array:
+    """Repeat each element ``repeats`` times along ``axis`` (of the flattened array when None).
+
+    ``repeats`` must be concrete unless ``total_repeat_length`` is given; then the result has
+    that length (truncated, or padded by repeating the last element), as in ``jnp.repeat``.
+    """
     x = asarray(a, "repeat")
     if axis is None:
         x = ravel(x)
         axis = 0
+    if total_repeat_length is None:
+        from fcore.numpy.searching import concrete
+
+        if isinstance(repeats, Array):
+            reps_host = concrete(
+                repeats,
+                "When jit-compiling jnp.repeat, the total number of repeats must be static. To fix this, "
+                "either specify a static value for `repeats`, or pass a static value to `total_repeat_length`",
+            )
+        elif isinstance(repeats, (int, np.integer, np.ndarray)):
+            reps_host = np.asarray(repeats)
+        else:
+            raise TypeError(f"repeat requires ndarray or scalar arguments, got {type(repeats)} at position 1.")
+        if reps_host.ndim == 0 and x.ndim != 0:
+            return _repeat_scalar(x, operator.index(reps_host.item()), normalize_axis(axis, x.ndim))
+        flat = np.ravel(reps_host)
+        if x.ndim != 0:
+            flat = np.broadcast_to(flat, (x.shape[normalize_axis(axis, x.ndim)],))
+        total = int(np.sum(flat))
+        reps: Array = _asarray_int(flat)
+    else:
+        total = operator.index(total_repeat_length)
+        r = asarray(repeats, "repeat", 1)
+        reps = ravel(r)
+        if x.ndim != 0:
+            reps = _broadcast_to(reps, (x.shape[normalize_axis(axis, x.ndim)],))
+    if x.ndim == 0:
+        if reps.shape == (1,):
+            from fcore.numpy.creation import full
+
+            return full((total,), x)
+        raise ValueError(
+            "`repeat` with a scalar parameter `a` is only implemented for scalar values of the parameter `repeats`."
+        )
     ax = normalize_axis(axis, x.ndim)
-    if isinstance(repeats, (int, np.integer)) or (isinstance(repeats, (np.ndarray, Array)) and repeats.ndim == 0):
-        rep = int(repeats)
-        shp = x.shape
-        inter = shp[: ax + 1] + (rep,) + shp[ax + 1:]
-        dims = tuple(range(ax + 1)) + tuple(range(ax + 2, len(inter)))
-        y = lax.broadcast_in_dim(x, inter, dims)
-        return lax.reshape(y, shp[:ax] + (shp[ax] * rep,) + shp[ax + 1:])
-    if not isinstance(repeats, (np.ndarray, Array)):
-        raise TypeError(f"repeat requires ndarray or scalar arguments, got {type(repeats)} at position 1.")
-    reps = [int(r) for r in np.asarray(repeats).reshape(-1)]
-    if len(reps) != x.shape[ax]:
-        raise ValueError(f"repeats has {len(reps)} entries, but the axis has size {x.shape[ax]}")
-    pieces = []
-    for i, r in enumerate(reps):
-        if r:
-            piece = lax.slice_in_dim(x, i, i + 1, axis=ax)
-            pieces.append(repeat(piece, r, axis=ax))
-    if not pieces:
-        return lax.slice_in_dim(x, 0, 0, axis=ax)
-    return concatenate(pieces, ax)
+    if total == 0:
+        from fcore.numpy.creation import zeros
+
+        return zeros(x.shape[:ax] + (0,) + x.shape[ax + 1:], x.dtype)
+    if x.shape[ax] == 0:
+        return x
+    return _repeat_general(x, reps, total, ax)
+
+
+def _asarray_int(values: np.ndarray[Any, Any]) -> Array:
+    from fcore.interpreters.array import ArrayImpl
+    from fcore.ir import dtypes
+
+    return ArrayImpl(values.astype(dtypes.default_int_dtype()), False)
+
+
+def _repeat_scalar(x: Array, rep: int, ax: int) -> Array:
+    shp = x.shape
+    inter = shp[: ax + 1] + (rep,) + shp[ax + 1:]
+    dims = tuple(range(ax + 1)) + tuple(range(ax + 2, len(inter)))
+    y = lax.broadcast_in_dim(x, inter, dims)
+    return lax.reshape(y, shp[:ax] + (shp[ax] * rep,) + shp[ax + 1:])
+
+
+def _repeat_general(x: Array, reps: Array, total: int, ax: int) -> Array:
+    """jnp's scheme: mark where each element's block starts, and take by the running count."""
+    from fcore.interpreters.array import ArrayImpl
+    from fcore.ir import dtypes
+    from fcore.numpy.creation import zeros
+    from fcore.numpy.indexing import take
+    from fcore.numpy.reductions import cumsum
+
+    exclusive = roll(reps, 1).at[0].set(0)
+    starts = cumsum(exclusive)
+    indicators = zeros((total,), dtypes.int32).at[starts].add(1)
+    gather = lax.sub(cumsum(indicators), ArrayImpl(np.ones((), np.int32), False))
+    return take(x, gather, axis=ax)
 
 
 def split(ary: ArrayLike, indices_or_sections: int | Sequence[int], axis: int = 0) -> list[Array]:
