@@ -449,6 +449,8 @@ def test_type_promotion_error_hierarchy() -> None:
     with numpy_dtype_promotion("strict"), pytest.raises(FcoreError):
         dtypes.result_type((dtypes.int32, False), (dtypes.float32, False))
     assert issubclass(TypePromotionError, TypeError)
+    assert issubclass(TypePromotionError, ValueError)  # as jax.dtypes.TypePromotionError
+    assert issubclass(jax_dtypes.TypePromotionError, ValueError)
 
 
 def test_promotion_rejects_bad_operands() -> None:

@@ -35,8 +35,9 @@ class UnexpectedTracerError(FcoreError, TypeError, RuntimeError):
     as in JAX, and a RuntimeError as fcore has always raised it)."""
 
 
-class TypePromotionError(FcoreError, TypeError):
-    """Implicit dtype promotion was refused (``numpy_dtype_promotion("strict")``)."""
+class TypePromotionError(FcoreError, TypeError, ValueError):
+    """Implicit dtype promotion was refused (``numpy_dtype_promotion("strict")``); a ValueError
+    as JAX's class of the same name, and a TypeError as fcore has always raised it."""
 
 
 class JaxprTypeError(FcoreError, TypeError):
