@@ -1,11 +1,16 @@
 """Configuration: 64-bit mode, promotion mode, verify-each.
 
-A leaf module (imports nothing of fcore). As in JAX, each setting has a process-wide
-value, set by ``config.update`` (or an environment variable at start-up), and the
-context managers (``enable_x64``, ``numpy_dtype_promotion``, ``verify_each``) override it
+A leaf module (imports nothing of fcore). As in JAX, the JAX settings (x64, promotion) have
+a process-wide value, set by ``config.update`` (or an environment variable at start-up), and
+the context managers (``enable_x64``, ``numpy_dtype_promotion``) override it
 *context-locally*: each setting is a ``ContextVar`` whose unset state means "the global
 value", so threads and asyncio tasks each see their own override (SPEC §3.1) while
 ``config.update`` reaches every thread, including ones started later.
+
+Verify-each is fcore's own test switch, read on every eager primitive application: the
+``FCORE_VERIFY`` environment variable (read once) gives its default, and ``verify_each``
+or ``config.update("verify", ...)`` set it for the current context only, which keeps
+``verify_enabled`` a bare ``ContextVar.get``.
 """
 
 from __future__ import annotations
@@ -26,19 +31,18 @@ def _env_flag(name: str) -> bool:
 class _Globals:
     """The process-wide values (what ``config.update`` sets)."""
 
-    __slots__ = ("x64", "promotion", "verify")
+    __slots__ = ("x64", "promotion")
 
     def __init__(self) -> None:
         self.x64 = _env_flag("FCORE_ENABLE_X64")
         self.promotion: PromotionMode = "standard"
-        self.verify = _env_flag("FCORE_VERIFY")
 
 
 _globals = _Globals()
 # Context-local overrides; no default, so ``get(global value)`` falls back to the global.
 _x64: ContextVar[bool] = ContextVar("fcore_enable_x64")
 _promotion: ContextVar[PromotionMode] = ContextVar("fcore_numpy_dtype_promotion")
-_verify: ContextVar[bool] = ContextVar("fcore_verify_each")
+_verify: ContextVar[bool] = ContextVar("fcore_verify_each", default=_env_flag("FCORE_VERIFY"))
 
 # The getters are read on every primitive application: one ContextVar lookup each.
 
@@ -53,9 +57,8 @@ def promotion_mode() -> PromotionMode:
     return _promotion.get(_globals.promotion)
 
 
-def verify_enabled() -> bool:
-    """Whether every jaxpr fcore produces is type-checked (MLIR's verify-each)."""
-    return _verify.get(_globals.verify)
+#: Whether every jaxpr fcore produces is type-checked (MLIR's verify-each).
+verify_enabled = _verify.get
 
 
 def _promotion_mode(value: object) -> PromotionMode:
@@ -75,8 +78,9 @@ class Config:
     """``fcore.config``: ``update(name, value)`` and ``read(name)`` as in ``jax.config``.
 
     Names: ``enable_x64`` (alias ``jax_enable_x64``), ``numpy_dtype_promotion`` (alias
-    ``jax_numpy_dtype_promotion``), ``verify`` (alias ``fcore_verify``). An update is
-    process-wide; a ``with`` block of the matching context manager still overrides it.
+    ``jax_numpy_dtype_promotion``), ``verify`` (alias ``fcore_verify``). An update of a JAX
+    setting is process-wide (a ``with`` block of the matching context manager still overrides
+    it); ``verify`` is set for the current context only.
     """
 
     def update(self, name: str, value: object) -> None:
@@ -86,7 +90,7 @@ class Config:
         elif key == "numpy_dtype_promotion":
             _globals.promotion = _promotion_mode(value)
         elif key == "verify":
-            _globals.verify = bool(value)
+            _verify.set(bool(value))  # context-local: see the module docstring
         else:
             raise ValueError(f"unknown config option {name!r}")
 
