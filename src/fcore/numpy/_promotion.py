@@ -258,6 +258,15 @@ def promote2(x: object, y: object, name: str = "fcore.numpy") -> tuple[Array, Ar
     (lax broadcasts rank-0 operands itself). The hot path of every binary operator: an
     operand already of the result dtype is passed through untouched.
     """
+    if type(x) is ArrayImpl and type(y) is float:
+        # The eager ``x * 0.9``: an inexact host array absorbs a weak Python float (``convert``
+        # inlined; out-of-range floats take the general path, which casts them as JAX does).
+        host = x._np
+        if host is not None:
+            dt = host.dtype
+            fmax = _FMAX.get(dt)
+            if fmax is not None and -fmax <= y <= fmax:
+                return x, ArrayImpl(np.asarray(y, dt), x._weak), dt
     xarr: Array | None = None
     yarr: Array | None = None
     if is_array(x):

@@ -97,7 +97,11 @@ def _promote2_numeric(x: ArrayLike, y: ArrayLike, name: str) -> tuple[Array, Arr
 
 def _unary_inexact(fn: UnaryLax, name: str, doc: str) -> UnaryLax:
     def f(x: ArrayLike, /) -> Array:
-        if is_array(x) and x.dtype in INEXACT_DTYPES:
+        if type(x) is ArrayImpl:  # the eager hot path: no property calls
+            host = x._np
+            if (host.dtype if host is not None else x.aval.dtype) in INEXACT_DTYPES:
+                return fn(x)
+        elif is_array(x) and x.dtype in INEXACT_DTYPES:
             return fn(x)
         return fn(_promote_inexact1(x, name))
 
@@ -154,7 +158,7 @@ def log10(x: ArrayLike, /) -> Array:
 
 def negative(x: ArrayLike, /) -> Array:
     """``-x`` (``jnp.negative``; bool is rejected, as in JAX)."""
-    return lax.neg(_promote1(x, "negative"))
+    return lax.neg(x if type(x) is ArrayImpl else _promote1(x, "negative"))
 
 
 def positive(x: ArrayLike, /) -> Array:
@@ -508,7 +512,10 @@ def power(x: ArrayLike, y: ArrayLike, /) -> Array:
     """``x ** y``; a concrete integer exponent uses ``lax.integer_pow`` (as ``jnp.power``)."""
     n = _concrete_int(y)
     if n is not None:
-        return lax.integer_pow(_promote_numeric1(x, "power"), n)
+        base = _promote_numeric1(x, "power")
+        if n < 0 and dtypes.is_integer(base.dtype):
+            raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({base.aval.str_short()}, {n})")
+        return lax.integer_pow(base, n)
     dx, wx = operand(x, "power", 0)
     dy, wy = operand(y, "power", 1)
     dt, weak = dtypes.result_type((dx, wx), (dy, wy))
