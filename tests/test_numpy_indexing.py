@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import jax
@@ -13,7 +14,9 @@ from hypothesis import strategies as st
 
 import fcore
 import fcore.numpy as fnp
+from fcore.config import numpy_dtype_promotion
 from fcore.core import jaxpr_as_fun
+from fcore.errors import TypePromotionError
 from test_numpy_common import DTYPES, assert_same, check, modes, sample
 
 I = np.array
@@ -273,3 +276,43 @@ def test_take_modes(mode: str | None) -> None:
               lambda v: jnp.take(v, I([9]), 1, mode=mode, fill_value=-1.0), x)
     with pytest.raises(NotImplementedError):
         fnp.take(x, I([0]), mode="raise")
+
+
+UPDATE_OPS = ["set", "add", "multiply", "subtract", "divide", "power", "min", "max"]
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.int32), np.dtype(np.uint8), np.dtype(np.bool_), np.dtype("bfloat16")], ids=str)
+@pytest.mark.parametrize("op", UPDATE_OPS)
+def test_update_promotes_then_casts_back(op: str, dtype: np.dtype[Any]) -> None:
+    """As jnp: the update runs in the promoted dtype and is cast back (an int array accumulates
+    float updates before truncating); unsafe casts warn; bool add/multiply are TypeErrors."""
+    x = np.arange(6).astype(dtype)
+    for v in (2, 2.5, np.float32(2), np.int8(3), I([1.5, 2.5]), -3, True):
+        for mode in (None, "clip"):
+            for idx in (I([1, 9]), 1, I([0, 0])):
+                def ours(v: Any = v, mode: Any = mode, idx: Any = idx) -> Any:
+                    return getattr(fnp.asarray(x).at[idx], op)(v, mode=mode)
+
+                def theirs(v: Any = v, mode: Any = mode, idx: Any = idx) -> Any:
+                    return getattr(jnp.asarray(x).at[idx], op)(v, mode=mode)
+
+                with modes():
+                    try:
+                        want = theirs()
+                    except (TypeError, ValueError) as e:
+                        with pytest.raises(TypeError if isinstance(e, TypeError) else ValueError):
+                            ours()
+                        continue
+                    assert_same(ours(), want, f"{op} {v!r} {mode} {idx!r}")
+
+
+def test_update_warnings_and_strict_mode() -> None:
+    x = fnp.arange(4)
+    with pytest.warns(FutureWarning, match="cannot safely cast"):
+        x.at[0].set(2.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x.at[0].set(7)  # a Python int that fits converts silently, as in JAX
+        fnp.arange(4.0).at[0].add(1)
+    with numpy_dtype_promotion("strict"), pytest.raises(TypePromotionError):
+        x.at[0].add(np.float32(1))

@@ -37,6 +37,8 @@ X = np.arange(6.0, dtype=np.float32).reshape(2, 3)
         ("where", (X > 0, X), TypeError),
         ("cumulative_sum", (3.0,), ValueError),
         ("cumulative_prod", (np.ones((2, 2)),), ValueError),
+        ("power", (np.arange(3, dtype=np.uint8), -1), TypeError),
+        ("power", (np.arange(3), -2), TypeError),
     ],
 )
 def test_exception_types(name: str, args: tuple[Any, ...], exc: type[BaseException]) -> None:

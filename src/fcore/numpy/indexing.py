@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -39,7 +40,8 @@ from fcore.interpreters.trace import Tracer
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
 from fcore.lax import ArrayLike
-from fcore.numpy._promotion import Shape, asarray, broadcast_shapes, broadcast_to, convert
+from fcore.config import promotion_mode
+from fcore.numpy._promotion import Shape, asarray, broadcast_shapes, broadcast_to, convert, operand
 
 _INT = dtypes.int32
 
@@ -452,9 +454,14 @@ def getitem(x: Array, idx: object, mode: str | None = None, fill_value: Any = No
 
 
 # -- .at[...] updates -------------------------------------------------------------------------
-def _positions(x: Array, idx: object) -> Array:
-    """Flat positions in ``x`` of the elements of ``x[idx]`` (``-1`` where out of bounds)."""
+def _positions(x: Array, idx: object, mode: str | None = None) -> Array:
+    """Flat positions in ``x`` of the elements of ``x[idx]``: ``-1`` where out of bounds (those
+    updates are dropped), or clamped into bounds with ``mode="clip"``."""
     pos = lax.reshape(lax.iota(_INT, x.size), x.shape) if x.ndim != 1 else lax.iota(_INT, x.size)
+    if mode == "clip":
+        return getitem(pos, idx)
+    if mode not in (None, "drop", "fill", "promise_in_bounds"):
+        raise ValueError(f"Invalid scatter mode: {mode!r} (expected 'clip', 'drop', 'fill' or 'promise_in_bounds')")
     return getitem(pos, idx, mode="fill", fill_value=-1)
 
 
@@ -542,12 +549,46 @@ def _scatter_flat_onehot(x: Array, p1: Array, u1: Array, xf: Array, kind: str) -
     return lax.reshape(out, x.shape) if x.ndim != 1 else out
 
 
-def _update(x: Array, idx: object, values: ArrayLike, kind: str) -> Array:
-    pos = _positions(x, idx)
-    u = convert(values, x.dtype, x.weak_type)
+def _check_update_dtype(x: Array, values: ArrayLike) -> None:
+    """jnp's scatter check: values that do not cast safely to ``x``'s dtype warn (standard
+    promotion) or raise ``TypePromotionError`` (strict), as JAX's ``safe_to_cast`` does."""
+    if type(values) is int and dtypes.is_integer(x.dtype):
+        info = np.iinfo(x.dtype)
+        if info.min <= values <= info.max:  # jnp converts such ints to x's dtype first
+            return
+    vd, vw = operand(values, "scatter", 1)
+    if vd == x.dtype:
+        return
+    dt, _ = dtypes.result_type((vd, vw), (x.dtype, x.weak_type))
+    if dt != x.dtype:
+        warnings.warn(
+            f"scatter inputs have incompatible types: cannot safely cast value from dtype={dtypes.dtype_name(vd)} "
+            f"to dtype={dtypes.dtype_name(x.dtype)} with jax_numpy_dtype_promotion={promotion_mode()}. "
+            "In future JAX releases this will result in an error.",
+            FutureWarning,
+            stacklevel=4,
+        )
+
+
+def _update(x: Array, idx: object, values: ArrayLike, kind: str, mode: str | None = None, check: bool = True) -> Array:
+    """The scatter of ``x.at[idx].<kind>(values)``. As in jnp, ``x`` and the values are first
+    promoted to their common dtype, and the result is converted back to ``x``'s dtype (so an
+    integer array accumulates float updates before truncating)."""
+    if check:
+        _check_update_dtype(x, values)
+    pos = _positions(x, idx, mode)
+    if type(values) is int and dtypes.is_integer(x.dtype) and np.iinfo(x.dtype).min <= values <= np.iinfo(x.dtype).max:
+        dt, weak = x.dtype, x.weak_type
+    else:
+        dt, weak = dtypes.result_type((x.dtype, x.weak_type), operand(values, "scatter", 1))
+    if dtypes.is_bool(dt) and kind in ("add", "mul"):
+        op = "add" if kind == "add" else "mul"
+        raise TypeError(f"{op} does not accept dtype bool: x.at[...].{op} needs a numeric array (as in JAX).")
+    u = convert(values, dt, weak)
     if u.shape != pos.shape:
         u = broadcast_to(_drop_leading_ones(u, pos.ndim), pos.shape)
-    return _scatter_flat(x, pos, u, kind)
+    out = _scatter_flat(convert(x, dt, weak), pos, u, kind)
+    return convert(out, x.dtype, x.weak_type)
 
 
 def _drop_leading_ones(u: Array, ndim: int) -> Array:
@@ -575,46 +616,53 @@ class _IndexUpdateRef:
 
     def set(self, values: ArrayLike, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None) -> Array:
         """A copy of ``x`` with ``x[idx] = values``."""
-        return _update(self.array, self.index, values, "set")
+        return _update(self.array, self.index, values, "set", mode)
 
     def add(self, values: ArrayLike, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None) -> Array:
         """A copy of ``x`` with ``x[idx] += values`` (repeated indices accumulate)."""
-        return _update(self.array, self.index, values, "add")
+        return _update(self.array, self.index, values, "add", mode)
 
     def subtract(self, values: ArrayLike, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None) -> Array:
+        """A copy of ``x`` with ``x[idx] -= values`` (repeated indices accumulate)."""
         from fcore.numpy.ufuncs import negative
 
-        return _update(self.array, self.index, negative(convert(values, self.array.dtype, self.array.weak_type)), "add")
+        x = self.array
+        _check_update_dtype(x, values)
+        dt, weak = dtypes.result_type((x.dtype, x.weak_type), operand(values, "scatter", 1))
+        return _update(x, self.index, negative(convert(values, dt, weak)), "add", mode, check=False)
 
     def multiply(self, values: ArrayLike, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None) -> Array:
         """A copy of ``x`` with ``x[idx] *= values`` (repeated indices accumulate)."""
-        return _update(self.array, self.index, values, "mul")
+        return _update(self.array, self.index, values, "mul", mode)
 
     mul = multiply
 
     def divide(self, values: ArrayLike, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None) -> Array:
-        from fcore.numpy.ufuncs import reciprocal
+        """``x / d`` where ``d`` is ``values`` at ``idx`` and 1 elsewhere (as jnp: an integer
+        ``x`` gives a floating result)."""
+        from fcore.numpy.creation import ones_like
+        from fcore.numpy.ufuncs import true_divide
 
-        if not dtypes.is_inexact(self.array.dtype):
-            raise TypeError("x.at[...].divide requires an inexact dtype")
-        return _update(self.array, self.index, reciprocal(convert(values, self.array.dtype, self.array.weak_type)), "mul")
+        return true_divide(self.array, _update(ones_like(self.array), self.index, values, "mul", mode))
 
     def min(self, values: ArrayLike, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None) -> Array:
         """A copy of ``x`` with ``x[idx] = minimum(x[idx], values)``."""
-        return _update(self.array, self.index, values, "min")
+        return _update(self.array, self.index, values, "min", mode)
 
     def max(self, values: ArrayLike, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None) -> Array:
         """A copy of ``x`` with ``x[idx] = maximum(x[idx], values)``."""
-        return _update(self.array, self.index, values, "max")
+        return _update(self.array, self.index, values, "max", mode)
 
     def power(self, values: ArrayLike, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None) -> Array:
+        """``x ** p`` where ``p`` is ``values`` at ``idx`` and 1 elsewhere (as jnp)."""
+        from fcore.numpy.creation import ones_like
         from fcore.numpy.ufuncs import power
 
-        new = power(getitem(self.array, self.index), values)
-        return _update(self.array, self.index, new, "set")
+        return power(self.array, _update(ones_like(self.array), self.index, values, "mul", mode))
 
     def apply(self, func: Callable[[Array], Array], *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None) -> Array:
-        return _update(self.array, self.index, func(getitem(self.array, self.index)), "set")
+        """A copy of ``x`` with ``x[idx] = func(x[idx])``."""
+        return _update(self.array, self.index, func(getitem(self.array, self.index)), "set", mode)
 
 
 class _IndexUpdateHelper:
