@@ -131,7 +131,7 @@ def _define(
             return ArrayImpl(out if type(out) is np.ndarray else np.asarray(out), x._weak)
         if type(out) is not np.ndarray or out.dtype != dt:
             out = np.asarray(out, dt)
-        return ArrayImpl(out, x._weak)
+        return ArrayImpl(out, x._weak, None, x._aval)  # the operand's type, known or not
 
     def eager_binary(x: object = None, y: object = None, *rest: object) -> ArrayImpl | None:
         if rest or type(x) is not ArrayImpl or type(y) is not ArrayImpl:
@@ -149,7 +149,13 @@ def _define(
             return ArrayImpl(out if type(out) is np.ndarray else np.asarray(out), x._weak and y._weak)
         if type(out) is not np.ndarray or out.dtype != dt:
             out = np.asarray(out, dt)
-        return ArrayImpl(out, x._weak and y._weak)
+        weak = x._weak and y._weak
+        # The result has the type of an operand of its shape and weak type, if it knows it.
+        if weak == x._weak and (hx.ndim or not hy.ndim):
+            return ArrayImpl(out, weak, None, x._aval)
+        if weak == y._weak and hy.ndim:
+            return ArrayImpl(out, weak, None, y._aval)
+        return ArrayImpl(out, weak)
 
     p.def_impl(checked_impl)
     p.eager_rule = eager_unary if arity == 1 else eager_binary
