@@ -48,10 +48,18 @@ def element_type(dtype: DType) -> str:
     return _ELEMENT_TYPES[dtypes.dtype_name(dtype)]
 
 
+_tensor_types: dict[ShapedArray, str] = {}
+
+
 def tensor_type(aval: ShapedArray) -> str:
-    """``tensor<2x3xf32>`` (``tensor<f32>`` for scalars)."""
-    dims = "".join(f"{d}x" for d in aval.shape)
-    return f"tensor<{dims}{element_type(aval.dtype)}>"
+    """``tensor<2x3xf32>`` (``tensor<f32>`` for scalars); memoized, as every op names several."""
+    text = _tensor_types.get(aval)
+    if text is None:
+        dims = "".join(f"{d}x" for d in aval.shape)
+        text = f"tensor<{dims}{element_type(aval.dtype)}>"
+        if len(_tensor_types) < 65536:
+            _tensor_types[aval] = text
+    return text
 
 
 def dense_attr(value: np.ndarray[Any, Any]) -> str:
