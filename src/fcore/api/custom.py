@@ -27,6 +27,7 @@ from fcore.interpreters.stack import current_trace, set_current_trace
 from fcore.interpreters.staging import StagingTracer, trace_to_jaxpr
 from fcore.interpreters.trace import Trace, Tracer
 from fcore.ir.avals import ShapedArray, typematch
+from fcore.ir.core import ClosedJaxpr
 from fcore.lax.call import hoist_consts
 from fcore.lax.custom_derivatives import CustomBwd, custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
 from fcore.lax.elementwise import convert_element_type, stop_gradient
@@ -144,6 +145,24 @@ def _match_outs(kind: str, name: str, outs: Sequence[Any], tree: tree_util.PyTre
 # =========================================================================================
 # custom_jvp
 # =========================================================================================
+def _stage_body(
+    fun: Callable[..., Any], in_tree: tree_util.PyTreeDef, static: dict[int, Any], avals: Sequence[ShapedArray],
+    description: str,
+) -> tuple[ClosedJaxpr, list[Any], tree_util.PyTreeDef]:
+    """A custom function's body staged for ``avals``: the const-free jaxpr, its hoisted consts
+    (the closure operands) and the output tree."""
+    out_trees: list[tree_util.PyTreeDef] = []
+
+    def body(*leaves: Any) -> list[Any]:
+        out = fun(*merge_static(list(tree_util.tree_unflatten(in_tree, leaves)), static))
+        out_flat, out_tree = tree_util.tree_flatten(out)
+        out_trees.append(out_tree)
+        return out_flat
+
+    call, consts = hoist_consts(trace_to_jaxpr(body, avals, description))
+    return call, consts, out_trees[0]
+
+
 class custom_jvp:  # noqa: N801  (JAX's name)
     """``f = custom_jvp(f)``; ``@f.defjvp def f_jvp(primals, tangents): return out, t_out``.
 
@@ -266,16 +285,8 @@ class custom_jvp:  # noqa: N801  (JAX's name)
         assert self.jvp is not None
         name, rule_name = fun_name(self.fun), fun_name(self.jvp)
         avals = [get_aval(x) for x in flat]
-        out_trees: list[tree_util.PyTreeDef] = []
-
-        def body(*leaves: Any) -> list[Any]:
-            out = self.fun(*merge_static(list(tree_util.tree_unflatten(in_tree, leaves)), static))
-            out_flat, out_tree = tree_util.tree_flatten(out)
-            out_trees.append(out_tree)
-            return out_flat
-
-        call, consts = hoist_consts(trace_to_jaxpr(body, avals, f"custom_jvp({name})"))
-        out_tree, out_avals = out_trees[0], call.out_avals
+        call, consts, out_tree = _stage_body(self.fun, in_tree, static, avals, f"custom_jvp({name})")
+        out_avals = call.out_avals
 
         def rule(*xs: Any) -> list[Any]:
             n = len(xs) // 2
@@ -436,17 +447,9 @@ class custom_vjp:  # noqa: N801  (JAX's name)
         assert self.fwd is not None
         name, fwd_name = fun_name(self.fun), fun_name(self.fwd)
         avals = [get_aval(x) for x in flat]
-        out_trees: list[tree_util.PyTreeDef] = []
         res_trees: list[tree_util.PyTreeDef] = []
-
-        def body(*leaves: Any) -> list[Any]:
-            out = self.fun(*merge_static(list(tree_util.tree_unflatten(in_tree, leaves)), static))
-            out_flat, out_tree = tree_util.tree_flatten(out)
-            out_trees.append(out_tree)
-            return out_flat
-
-        call, consts = hoist_consts(trace_to_jaxpr(body, avals, f"custom_vjp({name})"))
-        out_tree, out_avals = out_trees[0], call.out_avals
+        call, consts, out_tree = _stage_body(self.fun, in_tree, static, avals, f"custom_vjp({name})")
+        out_avals = call.out_avals
 
         def fwd(*leaves: Any) -> list[Any]:
             outs, tree, res, res_tree = self._fwd(static, in_tree, leaves)
