@@ -51,3 +51,6 @@ from fcore.lax.control_flow import (
     cond as cond, fori_loop as fori_loop, scan as scan, switch as switch, while_loop as while_loop,
 )
 from fcore.lax.sorting import sort as sort, sort_key_val as sort_key_val, top_k as top_k
+from fcore.lax.special import (
+    digamma as digamma, erf_inv as erf_inv, erfc as erfc, lgamma as lgamma, polygamma as polygamma, zeta as zeta,
+)

@@ -201,7 +201,7 @@ def select(condlist: Sequence[ArrayLike], choicelist: Sequence[ArrayLike], defau
     stacked = lax.concatenate(
         [lax.expand_dims(c, (0,)) for c in (broadcast_to(ArrayImpl(np.asarray(False), False), shape), *bool_conds)], 0
     )
-    idx = lax.argmax(stacked, 0, dtypes.default_int_dtype())
+    idx = lax.argmax(stacked, 0, dtypes.int32)  # fcore's select_n takes int32 (or bool) cases
     return lax.select_n(idx, *(broadcast_to(v, shape) for v in values))
 
 
