@@ -74,7 +74,7 @@ def defjvp(prim: Primitive, *fns: TangentFn | None) -> None:
     contribution of operand i's tangent (``None`` = not differentiable)."""
 
     def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
-        out = prim.bind(*primals, **params)
+        out = CURRENT_TRACE.get().process_primitive(prim, primals, params)  # bind, without repacking
         terms = [fn(t, *primals, **params) for fn, t in zip(fns, tangents) if fn is not None and type(t) is not Zero]
         return out, sum_tangent_terms(out, terms, len(primals))
 
@@ -86,7 +86,7 @@ def defjvp_with_output(prim: Primitive, *fns: TangentFn | None) -> None:
     """Like ``defjvp`` but each ``fns[i](t_i, out, *primals, **params)`` also sees the output."""
 
     def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
-        out = prim.bind(*primals, **params)
+        out = CURRENT_TRACE.get().process_primitive(prim, primals, params)  # bind, without repacking
         terms = [
             fn(t, out, *primals, **params) for fn, t in zip(fns, tangents) if fn is not None and type(t) is not Zero
         ]
@@ -100,7 +100,7 @@ def defjvp_zero(prim: Primitive) -> None:
     """The output does not depend differentiably on any input (comparisons, floor, ...)."""
 
     def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
-        out = prim.bind(*primals, **params)
+        out = CURRENT_TRACE.get().process_primitive(prim, primals, params)  # bind, without repacking
         if prim.multiple_results:
             return out, [Zero(get_aval(o)) for o in out]
         return out, Zero(get_aval(out))
@@ -114,7 +114,7 @@ def deflinear(prim: Primitive, linear_argnums: Sequence[int] | None = None) -> N
     apply the primitive to the tangents (zeros instantiated only where needed)."""
 
     def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
-        out = prim.bind(*primals, **params)
+        out = CURRENT_TRACE.get().process_primitive(prim, primals, params)  # bind, without repacking
         lin = range(len(primals)) if linear_argnums is None else linear_argnums
         if all(type(tangents[i]) is Zero for i in lin):
             if prim.multiple_results:
@@ -123,7 +123,7 @@ def deflinear(prim: Primitive, linear_argnums: Sequence[int] | None = None) -> N
         args = list(primals)
         for i in lin:
             args[i] = ad_util.instantiate(tangents[i])
-        return out, prim.bind(*args, **params)
+        return out, CURRENT_TRACE.get().process_primitive(prim, args, params)
 
     prim.jvp_rule = rule
     prim.jvp_takes_symbolic_zeros = True
