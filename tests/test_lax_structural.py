@@ -588,3 +588,60 @@ def test_take_along_axis_property(shape: tuple[int, ...], data: st.DataObject) -
         flax.scatter_add(x, idx, update, _sdn(flax, **sdn), mode=mode),
         jlax.scatter_add(x, idx, update, _sdn(jlax, **sdn), mode=mode),
     )
+
+
+# -- scatter_mul / scatter_min / scatter_max / scatter_sub ------------------------------------
+_ROWS = jlax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+_FROWS = flax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+_COMBINING = ["scatter_mul", "scatter_min", "scatter_max", "scatter_sub"]
+
+
+def _combined(lib: Any, dn: Any, name: str, idx: Any, unique: bool, mode: Any) -> Callable[[Any, Any], Any]:
+    return lambda x, u: getattr(lib, name)(x, idx, u, dn, unique_indices=unique, mode=mode)
+
+
+@pytest.mark.parametrize("name", _COMBINING)
+@pytest.mark.parametrize("mode", [None, "clip", "drop"])
+def test_combining_scatters(name: str, mode: Any) -> None:
+    x, u = rand((5, 4), F32, 1), rand((3, 4), F32, 2)
+    for idx, unique in ((np.array([[0], [2], [0]], np.int32), False), (np.array([[1], [4], [0]], np.int32), True),
+                        (np.array([[1], [7], [-1]], np.int32), False)):
+        f, g = _combined(flax, _FROWS, name, idx, unique, mode), _combined(jlax, _ROWS, name, idx, unique, mode)
+        for dt in (F32, I32, BF16):
+            xa, ua = x.astype(dt), u.astype(dt)
+            np.testing.assert_array_equal(np.asarray(f(xa, ua)).astype(np.float32), np.asarray(g(xa, ua)).astype(np.float32))
+            np.testing.assert_array_equal(np.asarray(fcore.jit(f)(xa, ua)).astype(np.float32),
+                                          np.asarray(g(xa, ua)).astype(np.float32))
+        if idx.min() < 0 or idx.max() >= 5:
+            continue  # XLA's tangents of clipped/dropped extremal scatters are NaN-laden; not compared
+        ones_x, twos_u = np.ones_like(x), 2 * np.ones_like(u)
+        if unique or name != "scatter_mul":  # scatter_mul's updates are differentiable only with unique indices
+            pairs = zip(fcore.jvp(f, (x, u), (ones_x, twos_u)), jax.jvp(g, (x, u), (ones_x, twos_u)))
+        else:
+            pairs = zip(fcore.jvp(lambda a: f(a, u), (x,), (ones_x,)), jax.jvp(lambda a: g(a, u), (x,), (ones_x,)))
+        for a, b in pairs:
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(fcore.grad(lambda a, b: (f(a, b) ** 2).sum())(x, u)),
+                                   np.asarray(jax.grad(lambda a, b: (g(a, b) ** 2).sum())(x, u)), rtol=1e-6)
+        if unique or name != "scatter_mul":
+            np.testing.assert_allclose(np.asarray(fcore.grad(lambda a, b: (f(a, b) ** 2).sum(), 1)(x, u)),
+                                       np.asarray(jax.grad(lambda a, b: (g(a, b) ** 2).sum(), 1)(x, u)), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(fcore.vmap(f, in_axes=(None, 0))(x, np.stack([u, u + 1]))),
+                                   np.asarray(jax.vmap(g, in_axes=(None, 0))(x, np.stack([u, u + 1]))), rtol=1e-6)
+
+
+def test_scatter_extremal_ties_and_mul_errors() -> None:
+    idx = np.array([[0], [0], [1]], np.int32)
+    x, u = np.zeros((3, 2), np.float32), np.zeros((3, 2), np.float32)
+    for name in ("scatter_min", "scatter_max"):
+        f, g = _combined(flax, _FROWS, name, idx, False, None), _combined(jlax, _ROWS, name, idx, False, None)
+        tangents = (np.ones_like(x), 2 * np.ones_like(u))
+        np.testing.assert_allclose(np.asarray(fcore.jvp(f, (x, u), tangents)[1]), np.asarray(jax.jvp(g, (x, u), tangents)[1]))
+    f = _combined(flax, _FROWS, "scatter_mul", idx, False, None)
+    with pytest.raises(NotImplementedError, match="unique_indices"):
+        fcore.grad(lambda b: f(x, b).sum())(u)
+    with pytest.raises(TypeError):
+        f(x > 0, u > 0)
+    jaxpr = fcore.make_jaxpr(f)(x, u)
+    typecheck(jaxpr)
+    assert "scatter-mul" in str(jaxpr)

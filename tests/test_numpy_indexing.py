@@ -221,20 +221,30 @@ def test_indexing_property(case: tuple[tuple[int, ...], tuple[Any, ...]]) -> Non
         assert staged.out_avals[0].shape == x[idx].shape
 
 
-def test_gather_and_onehot_paths_agree() -> None:
+def test_gather_and_scatter_paths() -> None:
     from fcore.numpy import indexing
 
     rng = np.random.default_rng(7)
     x2 = fnp.asarray(rng.normal(size=(6, 3)).astype(np.float32))
     lin = fnp.asarray(rng.integers(0, 6, (4, 2)).astype(np.int32))
     np.testing.assert_array_equal(np.asarray(indexing._take_rows(x2, lin)), np.asarray(indexing._take_rows_onehot(x2, lin)))
-    x = fnp.asarray(rng.normal(size=(5,)).astype(np.float32))
-    pos = fnp.asarray(np.array([1, 3, 1, -1], np.int32))
-    upd = fnp.asarray(np.array([2.0, 3.0, 4.0, 5.0], np.float32))
-    for kind in ("set", "add"):
-        via_scatter = indexing._scatter_flat(x, pos, upd, kind)
-        via_onehot = indexing._scatter_flat_onehot(x, pos, upd, x, kind)
-        np.testing.assert_allclose(np.asarray(via_scatter), np.asarray(via_onehot), rtol=1e-6)  # add order may differ
+    x0 = rng.normal(size=(5,)).astype(np.float32)
+    positions = np.array([1, 3, 1, -1], np.int32)
+    updates = np.array([2.0, 3.0, 4.0, 5.0], np.float32)
+    reference = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}
+    for kind in ("set", "add", "mul", "min", "max"):
+        want = x0.copy()
+        keep = positions >= 0  # -1 marks a dropped update
+        if kind == "set":
+            want[positions[keep]] = updates[keep]  # the last of repeated positions wins
+        else:
+            reference[kind].at(want, positions[keep], updates[keep])
+        def scatter(x: Any, p: Any, u: Any, k: str = kind) -> Any:
+            return indexing._scatter_flat(x, p, u, k, False)
+
+        for run in (scatter, fcore.jit(scatter)):
+            got = run(fnp.asarray(x0), fnp.asarray(positions), fnp.asarray(updates))
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, err_msg=kind)
 
 
 MASK = X[0, :, :, 0] > 30  # shape (3, 4)

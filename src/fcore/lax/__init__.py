@@ -45,7 +45,8 @@ from fcore.lax.dot import (
 from fcore.lax.structural import (
     GatherDimensionNumbers as GatherDimensionNumbers, GatherScatterMode as GatherScatterMode,
     ScatterDimensionNumbers as ScatterDimensionNumbers, gather as gather, scatter as scatter,
-    scatter_add as scatter_add,
+    scatter_add as scatter_add, scatter_max as scatter_max, scatter_min as scatter_min, scatter_mul as scatter_mul,
+    scatter_sub as scatter_sub,
 )
 from fcore.lax.control_flow import (
     cond as cond, fori_loop as fori_loop, scan as scan, switch as switch, while_loop as while_loop,

@@ -45,8 +45,9 @@ __all__ = [
     "concatenate", "pad", "slice", "slice_in_dim", "index_in_dim", "dynamic_slice",
     "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice",
     "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "iota", "broadcasted_iota",
-    "rev", "gather_p", "scatter_p", "scatter_add_p", "GatherScatterMode", "GatherDimensionNumbers",
-    "ScatterDimensionNumbers", "gather", "scatter", "scatter_add",
+    "rev", "gather_p", "scatter_p", "scatter_add_p", "scatter_mul_p", "scatter_min_p", "scatter_max_p",
+    "GatherScatterMode", "GatherDimensionNumbers", "ScatterDimensionNumbers", "gather", "scatter", "scatter_add",
+    "scatter_sub", "scatter_mul", "scatter_min", "scatter_max",
 ]
 
 
@@ -1102,8 +1103,11 @@ def _scatter_abstract_eval(
 
 
 def _scatter_impl(
-    operand: NpArray, indices: NpArray, updates: NpArray, dn: ScatterDimensionNumbers, mode: GatherScatterMode, add: bool
+    operand: NpArray, indices: NpArray, updates: NpArray, dn: ScatterDimensionNumbers, mode: GatherScatterMode,
+    combine: np.ufunc | None,
 ) -> NpArray:
+    """The scatter, replacing (``combine=None``) or combining with ``combine.at`` (repeated
+    windows combine in order)."""
     if mode is GatherScatterMode.ONE_HOT:
         raise NotImplementedError("scatter: mode ONE_HOT is not implemented")
     nd = operand.ndim
@@ -1127,10 +1131,10 @@ def _scatter_impl(
             starts, upd = starts[keep], upd[keep]
     out = operand.copy()
     where = _window_index(starts, tuple(window))
-    if add:
-        np.add.at(out, where, upd)
-    else:
+    if combine is None:
         out[where] = upd
+    else:
+        combine.at(out, where, upd)
     return out
 
 
@@ -1161,7 +1165,7 @@ def _scatter_p_impl(
     operand: NpArray, indices: NpArray, updates: NpArray, *, dimension_numbers: ScatterDimensionNumbers,
     mode: GatherScatterMode, **params: ParamValue,
 ) -> NpArray:
-    return _scatter_impl(operand, indices, updates, dimension_numbers, mode, add=False)
+    return _scatter_impl(operand, indices, updates, dimension_numbers, mode, None)
 
 
 @checked_impl(scatter_add_p)
@@ -1170,22 +1174,57 @@ def _scatter_add_p_impl(
     mode: GatherScatterMode, **params: ParamValue,
 ) -> NpArray:
     with np.errstate(over="ignore"):
-        return _scatter_impl(operand, indices, updates, dimension_numbers, mode, add=True)
+        return _scatter_impl(operand, indices, updates, dimension_numbers, mode, np.add)
 
 
-_add_jaxprs: dict[DType, ClosedJaxpr] = {}
+def _scatter_combining(name: str, combine: np.ufunc, accepts_bool: bool) -> Primitive:
+    """A scatter whose windows combine with the operand (``scatter-mul/min/max``)."""
+    p = Primitive(name, param_names=_SCATTER_PARAMS)
+
+    @p.def_abstract_eval
+    def _abstract_eval(
+        operand: ShapedArray, indices: ShapedArray, updates: ShapedArray, *, dimension_numbers: ScatterDimensionNumbers,
+        **params: ParamValue,
+    ) -> ShapedArray:
+        if dtypes.is_bool(operand.dtype) and not accepts_bool:
+            raise TypeError(f"{name} does not accept dtype bool.")
+        return _scatter_abstract_eval(name, operand, indices, updates, dimension_numbers)
+
+    @checked_impl(p)
+    def _impl(
+        operand: NpArray, indices: NpArray, updates: NpArray, *, dimension_numbers: ScatterDimensionNumbers,
+        mode: GatherScatterMode, **params: ParamValue,
+    ) -> NpArray:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _scatter_impl(operand, indices, updates, dimension_numbers, mode, combine)
+
+    return p
+
+
+scatter_mul_p = _scatter_combining("scatter-mul", np.multiply, accepts_bool=False)
+scatter_min_p = _scatter_combining("scatter-min", np.minimum, accepts_bool=True)
+scatter_max_p = _scatter_combining("scatter-max", np.maximum, accepts_bool=True)
+
+_combiner_jaxprs: dict[tuple[str, DType], ClosedJaxpr] = {}
+
+
+def _combiner_jaxpr(op: str, dt: DType) -> ClosedJaxpr:
+    """``{ lambda ; a b. let c = <op> a b in (c,) }`` on scalars of ``dt``: a scatter's
+    combiner, as JAX records it in ``update_jaxpr``."""
+    jaxpr = _combiner_jaxprs.get((op, dt))
+    if jaxpr is None:
+        from fcore.interpreters.staging import trace_to_jaxpr
+        from fcore.lax import elementwise
+
+        fn = getattr(elementwise, op)
+        aval = shaped_array((), dt)
+        jaxpr = trace_to_jaxpr(lambda a, b: [fn(a, b)], [aval, aval], f"scatter-{op} combiner")
+        _combiner_jaxprs[(op, dt)] = jaxpr
+    return jaxpr
 
 
 def _add_jaxpr(dt: DType) -> ClosedJaxpr:
-    """``{ lambda ; a b. let c = add a b in (c,) }`` on scalars of ``dt``: scatter-add's combiner, as JAX records it."""
-    jaxpr = _add_jaxprs.get(dt)
-    if jaxpr is None:
-        from fcore.interpreters.staging import trace_to_jaxpr
-
-        aval = shaped_array((), dt)
-        jaxpr = trace_to_jaxpr(lambda a, b: [add(a, b)], [aval, aval], "scatter-add combiner")
-        _add_jaxprs[dt] = jaxpr
-    return jaxpr
+    return _combiner_jaxpr("add", dt)
 
 
 def scatter(
@@ -1229,6 +1268,57 @@ def scatter_add(
     )
 
 
+def _scatter_combined(
+    p: Primitive, op: str, operand: ArrayLike, scatter_indices: ArrayLike, updates: ArrayLike,
+    dimension_numbers: ScatterDimensionNumbers, indices_are_sorted: bool, unique_indices: bool,
+    mode: str | GatherScatterMode | None,
+) -> Array:
+    dt = dtypes.canonicalize_dtype(_operand_dtype(operand))
+    return _bind(
+        p, operand, scatter_indices, updates, update_jaxpr=_combiner_jaxpr(op, dt), update_consts=(),
+        dimension_numbers=dimension_numbers, indices_are_sorted=bool(indices_are_sorted),
+        unique_indices=bool(unique_indices), mode=GatherScatterMode.from_any(mode),
+    )
+
+
+def scatter_mul(
+    operand: ArrayLike, scatter_indices: ArrayLike, updates: ArrayLike, dimension_numbers: ScatterDimensionNumbers, *,
+    indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | GatherScatterMode | None = None,
+) -> Array:
+    """XLA's scatter that multiplies updates into ``operand`` (``lax.scatter_mul``)."""
+    return _scatter_combined(scatter_mul_p, "mul", operand, scatter_indices, updates, dimension_numbers,
+                             indices_are_sorted, unique_indices, mode)
+
+
+def scatter_min(
+    operand: ArrayLike, scatter_indices: ArrayLike, updates: ArrayLike, dimension_numbers: ScatterDimensionNumbers, *,
+    indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | GatherScatterMode | None = None,
+) -> Array:
+    """XLA's scatter that keeps the minimum of operand and updates (``lax.scatter_min``)."""
+    return _scatter_combined(scatter_min_p, "min", operand, scatter_indices, updates, dimension_numbers,
+                             indices_are_sorted, unique_indices, mode)
+
+
+def scatter_max(
+    operand: ArrayLike, scatter_indices: ArrayLike, updates: ArrayLike, dimension_numbers: ScatterDimensionNumbers, *,
+    indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | GatherScatterMode | None = None,
+) -> Array:
+    """XLA's scatter that keeps the maximum of operand and updates (``lax.scatter_max``)."""
+    return _scatter_combined(scatter_max_p, "max", operand, scatter_indices, updates, dimension_numbers,
+                             indices_are_sorted, unique_indices, mode)
+
+
+def scatter_sub(
+    operand: ArrayLike, scatter_indices: ArrayLike, updates: ArrayLike, dimension_numbers: ScatterDimensionNumbers, *,
+    indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | GatherScatterMode | None = None,
+) -> Array:
+    """``scatter_add`` of the negated updates (``lax.scatter_sub``)."""
+    from fcore.lax.elementwise import neg
+
+    return scatter_add(operand, scatter_indices, neg(updates), dimension_numbers, indices_are_sorted=indices_are_sorted,
+                       unique_indices=unique_indices, mode=mode)
+
+
 # ======================================================================================
 # Transformation rules. Each is written once and used by both the tracing front end
 # and the jaxpr passes (fcore.transforms), as in elementwise.py.
@@ -1236,11 +1326,11 @@ def scatter_add(
 from fcore.interpreters.array import ArrayImpl  # noqa: E402
 from fcore.interpreters.eval import get_aval  # noqa: E402
 from fcore.ir.parser import register_param_enum, register_param_struct  # noqa: E402
-from fcore.lax.elementwise import eq, sub  # noqa: E402
+from fcore.lax.elementwise import div, eq, mul, sub  # noqa: E402
 from fcore.lax.reductions import reduce_sum  # noqa: E402
 from fcore.transforms.ad_util import UndefinedPrimal, Zero, instantiate, is_undefined  # noqa: E402
 from fcore.transforms.batching import Dim, bdim_at, moveaxis  # noqa: E402
-from fcore.transforms.jvp import deflinear, defjvp_zero  # noqa: E402
+from fcore.transforms.jvp import deflinear, defjvp, defjvp_zero  # noqa: E402
 
 register_param_enum(GatherScatterMode)
 register_param_struct(GatherDimensionNumbers)
@@ -1382,6 +1472,69 @@ def _scatter_jvp(
 
 scatter_p.jvp_rule = _scatter_jvp
 scatter_p.jvp_takes_symbolic_zeros = True
+
+
+def _scatter_params(**params: Any) -> dict[str, Any]:
+    return {k: params[k] for k in _SCATTER_PARAMS}
+
+
+def _scatter_mul_jvp_updates(g: Any, x: Any, idx: Any, u: Any, **params: Any) -> Any:
+    """As JAX: the updates' tangent is defined only for unique indices (else which update
+    multiplies into which window is ambiguous)."""
+    if not params["unique_indices"]:
+        raise NotImplementedError("scatter_mul gradients are only implemented if `unique_indices=True`")
+    dn = params["dimension_numbers"]
+    return mul(x, scatter_add(_zeros(get_aval(x)), idx, g, dn, indices_are_sorted=params["indices_are_sorted"],
+                              unique_indices=True, mode=params["mode"]))
+
+
+defjvp(scatter_mul_p, lambda g, x, idx, u, **params: scatter_mul_p.bind(g, idx, u, **params), None,
+       _scatter_mul_jvp_updates)
+
+
+def _scatter_extremal_jvp(prim: Primitive) -> Callable[..., tuple[Any, Any]]:
+    """JAX's ``_scatter_extremal_jvp``: where several values tie for the extremum of a
+    window, the tangent is their average."""
+
+    def rule(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[Any, Any]:
+        x, idx, u = primals
+        tx, _, tu = tangents
+        out = prim.bind(x, idx, u, **params)
+        if type(tx) is Zero and type(tu) is Zero:
+            return out, Zero(get_aval(out))
+        tx, tu = instantiate(tx), instantiate(tu)
+        dn = params["dimension_numbers"]
+        xa, ua = get_aval(x), get_aval(u)
+        gdn = _gather_dnums_of(dn)
+        window = _scatter_window(dn, xa.ndim, ua.shape)
+
+        def back(v: Any) -> Any:
+            return gather(v, idx, gdn, window)
+
+        initial, target = back(x), back(out)
+        won = eq(u, target)
+        kept = eq(initial, target)
+        one = _const(1, ua.dtype)
+        ones_u = broadcast_in_dim(one, ua.shape, ())
+        zeros_u = _zeros(ua)
+        num_updates = back(scatter_add(_zeros(xa), idx, select_n(won, zeros_u, ones_u), dn))
+        num_refs = back(scatter_add(_zeros(xa), idx, ones_u, dn))
+        plus_one = add(num_updates, broadcast_in_dim(one, ua.shape, ()))
+        updates_norm = select_n(kept, div(ones_u, num_updates), div(ones_u, plus_one))
+        updates_coef = select_n(won, zeros_u, updates_norm)
+        operand_norm = select_n(kept, zeros_u, div(ones_u, plus_one))
+        operand_coef = div(sub(operand_norm, ones_u), num_refs)
+        t_updates = add(mul(back(tx), operand_coef), mul(tu, updates_coef))
+        t_out = scatter_add(tx, idx, t_updates, dn, indices_are_sorted=params["indices_are_sorted"],
+                            unique_indices=params["unique_indices"], mode=params["mode"])
+        return out, t_out
+
+    return rule
+
+
+for _p in (scatter_min_p, scatter_max_p):
+    _p.jvp_rule = _scatter_extremal_jvp(_p)
+    _p.jvp_takes_symbolic_zeros = True
 
 
 # -- transpose rules -----------------------------------------------------------------------
@@ -1549,6 +1702,30 @@ rev_p.def_transpose(lambda ct, x, *, dimensions: [rev_p.bind(ct, dimensions=dime
 gather_p.def_transpose(_gather_transpose)
 scatter_add_p.def_transpose(_scatter_add_transpose)
 scatter_p.def_transpose(_scatter_transpose)
+
+
+def _scatter_mul_transpose(
+    ct: Any, x: Any, idx: Any, u: Any, *, dimension_numbers: ScatterDimensionNumbers, indices_are_sorted: bool,
+    unique_indices: bool, mode: GatherScatterMode, update_jaxpr: Any, update_consts: Any,
+) -> list[Any]:
+    """Linear in the operand (for fixed updates) and, with unique indices, in the updates."""
+    if is_undefined(idx):
+        raise ValueError("scatter-mul is not linear in its indices")
+    dn = dimension_numbers
+    op_ct = None
+    up_ct = None
+    if is_undefined(x):
+        op_ct = scatter_mul(ct, idx, u, dn, indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                            mode=mode)
+    if is_undefined(u):
+        if not unique_indices:
+            raise NotImplementedError("scatter_mul gradients are only implemented if `unique_indices=True`")
+        window = _scatter_window(dn, get_aval(ct).ndim, _aval(u).shape)
+        up_ct = gather(mul(ct, x), idx, _gather_dnums_of(dn), window, mode=mode, fill_value=0)
+    return [op_ct, None, up_ct]
+
+
+scatter_mul_p.def_transpose(_scatter_mul_transpose)
 
 
 # -- batching rules ----------------------------------------------------------------------
@@ -1810,6 +1987,8 @@ rev_p.def_batching(_rev_batch)
 gather_p.def_batching(_gather_batch)
 scatter_p.def_batching(_scatter_batching(scatter_p))
 scatter_add_p.def_batching(_scatter_batching(scatter_add_p))
+for _p in (scatter_mul_p, scatter_min_p, scatter_max_p):
+    _p.def_batching(_scatter_batching(_p))
 
 
 # -- lowering rules (StableHLO text) -------------------------------------------------------
@@ -1983,7 +2162,9 @@ def _gather_lowering(
                     f"{tensor_type(out)}")
 
 
-def _scatter_lowering(add: bool) -> Callable[..., str]:
+def _scatter_lowering(op: str | None) -> Callable[..., str]:
+    """``stablehlo.scatter`` whose region replaces (``op=None``) or combines with ``op``."""
+
     def rule(
         ctx: LoweringRuleContext, x: str, idx: str, u: str, *, dimension_numbers: ScatterDimensionNumbers,
         indices_are_sorted: bool, unique_indices: bool, mode: GatherScatterMode, update_jaxpr: Any,
@@ -2008,9 +2189,9 @@ def _scatter_lowering(add: bool) -> Callable[..., str]:
         ], ia.ndim - 1)
         scalar = tensor_type(ShapedArray((), out.dtype))
         lhs, rhs = ctx.fn.fresh(), ctx.fn.fresh()
-        if add:
+        if op is not None:
             res = ctx.fn.fresh()
-            body = (f"      {res} = stablehlo.add {lhs}, {rhs} : {scalar}\n"
+            body = (f"      {res} = {op} {lhs}, {rhs} : {scalar}\n"
                     f"      stablehlo.return {res} : {scalar}\n")
         else:
             body = f"      stablehlo.return {rhs} : {scalar}\n"
@@ -2024,5 +2205,8 @@ def _scatter_lowering(add: bool) -> Callable[..., str]:
     return rule
 
 
-scatter_p.def_lowering(_scatter_lowering(add=False))
-scatter_add_p.def_lowering(_scatter_lowering(add=True))
+scatter_p.def_lowering(_scatter_lowering(None))
+scatter_add_p.def_lowering(_scatter_lowering("stablehlo.add"))
+scatter_mul_p.def_lowering(_scatter_lowering("stablehlo.multiply"))
+scatter_min_p.def_lowering(_scatter_lowering("stablehlo.minimum"))
+scatter_max_p.def_lowering(_scatter_lowering("stablehlo.maximum"))

@@ -17,10 +17,8 @@ where the broadcast index dimensions go), and concrete boolean masks (replaced b
 As in JAX, out-of-bounds retrievals are clamped by default (``mode="clip"``);
 ``.at[idx].get(mode="fill", fill_value=...)`` fills them instead.
 
-``fcore.lax`` has no multiplicative/min/max scatter, so ``.at[].mul/min/max`` (and ``add`` on
-bools) use one-hot masks instead (``lax.eq`` against an ``iota``, ``lax.select_n`` and a
-reduction): exact, and made of primitives every transformation handles, but
-``O(len(indices) * x.size)`` in memory.
+``.at[].mul/min/max`` are ``lax.scatter_mul/min/max``; as in JAX, the gradient of ``multiply``
+with respect to the values needs indices known to be unique (basic indices always are).
 """
 
 from __future__ import annotations
@@ -465,23 +463,33 @@ def _positions(x: Array, idx: object, mode: str | None = None) -> Array:
     return getitem(pos, idx, mode="fill", fill_value=-1)
 
 
-Combine = Callable[[Array, Array], Array]
-
-
 _FLAT_SCATTER = lax.ScatterDimensionNumbers(
     update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
 )
 
 
-def _scatter_flat(x: Array, pos: Array, updates: Array, kind: str) -> Array:
-    """Scatter ``updates`` into ``x`` at flat positions ``pos`` (same shape; ``-1`` dropped).
+_SCATTERS: dict[str, Callable[..., Array]] = {
+    "set": lax.scatter, "add": lax.scatter_add, "mul": lax.scatter_mul, "min": lax.scatter_min, "max": lax.scatter_max,
+}
 
-    ``kind``: ``set``, ``add``, ``mul``, ``min`` or ``max``. ``set`` and ``add`` are one
-    ``lax.scatter``/``lax.scatter_add`` on the flattened array (repeated positions: the last
-    update wins / updates accumulate). fcore.lax has no multiplicative/min/max scatter, so
-    those (and bool ``add``) use a one-hot formulation: a ``(len(pos), x.size)`` mask
-    selects, per element of ``x``, the updates aimed at it.
-    """
+
+def _unique_positions(idx: object, pos: Array) -> bool:
+    """Whether no element is updated twice: always for basic indices (ints, slices, traced
+    scalars), and for static advanced indices whose in-bounds positions do not repeat. JAX
+    passes the same fact to its scatters (it decides whether ``multiply`` is differentiable
+    with respect to the values)."""
+    if isinstance(pos, ArrayImpl):
+        host = np.asarray(pos).ravel()
+        host = host[host >= 0]
+        return bool(np.unique(host).size == host.size)
+    raw = idx if isinstance(idx, tuple) else (idx,)
+    return not any(isinstance(i, (list, np.ndarray)) or (isinstance(i, Array) and i.ndim > 0) for i in raw)
+
+
+def _scatter_flat(x: Array, pos: Array, updates: Array, kind: str, unique: bool) -> Array:
+    """Scatter ``updates`` into ``x`` at flat positions ``pos`` (same shape; ``-1`` dropped):
+    one ``lax.scatter``/``scatter_add``/``scatter_mul``/``scatter_min``/``scatter_max`` on the
+    flattened array (repeated positions: the last update wins for ``set``, the others combine)."""
     size = x.size
     m = pos.size
     if m == 0 or size == 0:
@@ -489,63 +497,7 @@ def _scatter_flat(x: Array, pos: Array, updates: Array, kind: str) -> Array:
     p1 = lax.reshape(pos, (m,)) if pos.ndim != 1 else pos
     u1 = lax.reshape(updates, (m,)) if updates.ndim != 1 else updates
     xf = lax.reshape(x, (size,)) if x.ndim != 1 else x
-    if kind == "set" or (kind == "add" and not dtypes.is_bool(x.dtype)):
-        scatter = lax.scatter if kind == "set" else lax.scatter_add
-        out = scatter(xf, lax.expand_dims(p1, (1,)), u1, _FLAT_SCATTER, mode="drop")
-        return lax.reshape(out, x.shape) if x.ndim != 1 else out
-    return _scatter_flat_onehot(x, p1, u1, xf, kind)
-
-
-def _scatter_flat_onehot(x: Array, p1: Array, u1: Array, xf: Array, kind: str) -> Array:
-    size = x.size
-    m = p1.shape[0]
-    onehot = lax.eq(lax.broadcast_in_dim(p1, (m, size), (0,)), lax.broadcasted_iota(_INT, (m, size), 1))
-    ub = lax.broadcast_in_dim(u1, (m, size), (0,))
-    dt = x.dtype
-    hit = lax.reduce_or(onehot, (0,))
-    is_bool = dtypes.is_bool(dt)
-    if kind == "set":
-        # Repeated positions: the last update wins (what XLA's serial scatter does).
-        row = lax.broadcasted_iota(_INT, (m, size), 0)
-        last = lax.reduce_max(lax.select_n(onehot, _full((m, size), -1, _INT, False), row), (0,))
-        onehot = lax.and_(onehot, lax.eq(row, lax.broadcast_in_dim(last, (m, size), (1,))))
-    if kind in ("set", "add"):
-        if is_bool:
-            contrib = lax.reduce_or(lax.and_(onehot, ub), (0,))
-        else:
-            zero = _full((m, size), -0.0 if dtypes.is_inexact(dt) else 0, dt, x.weak_type)
-            contrib = lax.reduce_sum(lax.select_n(onehot, zero, ub), (0,))
-        if kind == "set":
-            new = contrib
-        else:
-            new = lax.or_(xf, contrib) if is_bool else lax.add(xf, contrib)
-    elif kind == "mul":
-        if is_bool:
-            contrib = lax.reduce_and(lax.or_(lax.not_(onehot), ub), (0,))
-            new = lax.and_(xf, contrib)
-        else:
-            one = _full((m, size), 1, dt, x.weak_type)
-            contrib = lax.reduce_prod(lax.select_n(onehot, one, ub), (0,))
-            new = lax.mul(xf, contrib)
-    elif kind in ("min", "max"):
-        if is_bool:
-            ident: Any = kind == "min"
-        elif dtypes.is_integer(dt):
-            info = np.iinfo(dt)
-            ident = info.max if kind == "min" else info.min
-        else:
-            ident = np.inf if kind == "min" else -np.inf
-        filler = _full((m, size), ident, dt, x.weak_type)
-        masked = lax.select_n(onehot, filler, ub)
-        if kind == "min":
-            contrib = lax.reduce_min(masked, (0,))
-            new = lax.min(xf, contrib)
-        else:
-            contrib = lax.reduce_max(masked, (0,))
-            new = lax.max(xf, contrib)
-    else:
-        raise ValueError(f"unknown scatter kind {kind!r}")
-    out = lax.select_n(hit, xf, new)
+    out = _SCATTERS[kind](xf, lax.expand_dims(p1, (1,)), u1, _FLAT_SCATTER, mode="drop", unique_indices=unique)
     return lax.reshape(out, x.shape) if x.ndim != 1 else out
 
 
@@ -587,7 +539,7 @@ def _update(x: Array, idx: object, values: ArrayLike, kind: str, mode: str | Non
     u = convert(values, dt, weak)
     if u.shape != pos.shape:
         u = broadcast_to(_drop_leading_ones(u, pos.ndim), pos.shape)
-    out = _scatter_flat(convert(x, dt, weak), pos, u, kind)
+    out = _scatter_flat(convert(x, dt, weak), pos, u, kind, _unique_positions(idx, pos))
     return convert(out, x.dtype, x.weak_type)
 
 
