@@ -55,3 +55,9 @@ from fcore.lax.sorting import sort as sort, sort_key_val as sort_key_val, top_k 
 from fcore.lax.special import (
     digamma as digamma, erf_inv as erf_inv, erfc as erfc, lgamma as lgamma, polygamma as polygamma, zeta as zeta,
 )
+from fcore.lax.structural import (
+    broadcast_to_rank as broadcast_to_rank, collapse as collapse, full as full, full_like as full_like,
+    split as split, stack as stack, tile as tile, unstack as unstack,
+)
+from fcore.lax.reductions import associative_scan as associative_scan, reduce as reduce
+from fcore.lax.dot import batch_matmul as batch_matmul

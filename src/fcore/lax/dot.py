@@ -338,6 +338,20 @@ def dot_general(
     )
 
 
+def batch_matmul(lhs: ArrayLike, rhs: ArrayLike, precision: PrecisionLike = None) -> Array:
+    """Batched matrix product of ``[..., m, k]`` and ``[..., k, n]`` arrays of equal rank
+    and batch shape (``lax.batch_matmul``)."""
+    ls = tuple(np.shape(lhs)) if not isinstance(lhs, Array) else lhs.shape
+    rs = tuple(np.shape(rhs)) if not isinstance(rhs, Array) else rhs.shape
+    if len(ls) < 2 or len(ls) != len(rs):
+        raise ValueError(f"Arguments to batch_matmul must be at least 2D and agree on their rank, got {len(ls)} and {len(rs)}.")
+    if ls[:-2] != rs[:-2]:
+        raise ValueError(f"Argument shapes to batch_matmul must agree on leading dimensions, got {ls[:-2]} and {rs[:-2]}.")
+    nd = len(ls)
+    batch = tuple(range(nd - 2))
+    return dot_general(lhs, rhs, (((nd - 1,), (nd - 2,)), (batch, batch)), precision=precision)
+
+
 # ======================================================================================
 # Transformation rules. Each is written once and used by both the tracing front end
 # and the jaxpr passes (fcore.transforms).

@@ -34,7 +34,7 @@ __all__ = [
     "reduce_xor_p", "argmax_p", "argmin_p", "cumsum_p", "cumprod_p", "cummax_p", "cummin_p",
     "cumlogsumexp_p", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
     "reduce_or", "reduce_xor", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin",
-    "cumlogsumexp",
+    "cumlogsumexp", "reduce", "associative_scan",
 ]
 
 _NUMBER = "int, float, complex"
@@ -594,6 +594,68 @@ for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p
     _defreducer(_p)
 for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p):
     _defcumulative_batching(_p)
+
+
+# -- reduce (monoids) and associative_scan ------------------------------------------------------
+def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], Any], dimensions: Sequence[int]) -> Any:
+    """``lax.reduce`` for the monoids JAX recognises (``lax.add``, ``mul``, ``max``, ``min`` and
+    the bitwise/logical ``and``/``or``/``xor``): one ``reduce_*``, then the initial value
+    combined in (a no-op when it is the identity). Other computations are not supported."""
+    from fcore import tree_util
+    from fcore.lax import elementwise as ew
+
+    flat, tree = tree_util.tree_flatten(operands)
+    inits, init_tree = tree_util.tree_flatten(init_values)
+    if tree != init_tree:
+        raise ValueError(f"Operands must have the same tree structure as init_values: {tree} vs. {init_tree}")
+    reducers: dict[Any, Callable[[ArrayLike, Sequence[int]], Array]] = {
+        ew.add: reduce_sum, ew.mul: reduce_prod, ew.max: reduce_max, ew.min: reduce_min,
+        ew.and_: reduce_and, ew.or_: reduce_or, ew.xor: reduce_xor,
+    }
+    reducer = reducers.get(computation)
+    if reducer is None or len(flat) != 1:
+        raise NotImplementedError(
+            "fcore.lax.reduce supports one operand reduced with lax.add, mul, max, min, bitwise_and, bitwise_or or "
+            "bitwise_xor; use those (or fcore.numpy's reductions) for other computations"
+        )
+    (x,), (init,) = flat, inits
+    out = computation(init, reducer(x, tuple(dimensions)))
+    # As JAX's monoid path: one array back (whatever the tree), weak only if both inputs are.
+    weak = _is_weak(x) and _is_weak(init)
+    return ew.convert_element_type(out, get_aval(out).dtype, weak)
+
+
+def _is_weak(x: Any) -> bool:
+    return get_aval(x).weak_type if isinstance(x, Array) else type(x) in (int, float, complex)
+
+
+def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = False, axis: int = 0) -> Any:
+    """``lax.associative_scan``: all prefix combinations of ``elems`` (a pytree of arrays with
+    a common length along ``axis``) under the associative ``fn``, in O(log n) parallel steps."""
+    from fcore import tree_util
+    from fcore.lax._base import dtype_of
+    from fcore.lax.elementwise import convert_element_type
+
+    leaves, tree = tree_util.tree_flatten(elems)
+    if not leaves:
+        raise ValueError("associative_scan requires at least one array")
+    leaves = [x if isinstance(x, Array) else convert_element_type(x, dtype_of(x)) for x in leaves]
+    shapes = [get_aval(x).shape for x in leaves]
+    ndim = len(shapes[0])
+    ax = operator.index(axis)
+    if not -ndim <= ax < ndim:
+        raise ValueError(f"associative_scan: axis {axis} is out of bounds for arrays of rank {ndim}")
+    ax %= ndim
+    if len({s[ax] for s in shapes}) != 1:
+        raise ValueError(f"Array inputs to associative_scan must have the same first dimension. (saw: {shapes})")
+
+    def combine(a: Pair, b: Pair) -> Pair:
+        out_leaves, out_tree = tree_util.tree_flatten(fn(tree_util.tree_unflatten(tree, a), tree_util.tree_unflatten(tree, b)))
+        if out_tree != tree:
+            raise TypeError(f"associative_scan: fn must return the structure of elems ({tree}), got {out_tree}")
+        return list(out_leaves)
+
+    return tree_util.tree_unflatten(tree, _associative_scan(combine, list(leaves), ax, bool(reverse)))
 
 
 # -- lowering rules (StableHLO text) -------------------------------------------------------

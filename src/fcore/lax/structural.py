@@ -47,7 +47,8 @@ __all__ = [
     "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "iota", "broadcasted_iota",
     "rev", "gather_p", "scatter_p", "scatter_add_p", "scatter_mul_p", "scatter_min_p", "scatter_max_p",
     "GatherScatterMode", "GatherDimensionNumbers", "ScatterDimensionNumbers", "gather", "scatter", "scatter_add",
-    "scatter_sub", "scatter_mul", "scatter_min", "scatter_max",
+    "scatter_sub", "scatter_mul", "scatter_min", "scatter_max", "full", "full_like", "broadcast_to_rank", "collapse",
+    "split", "tile", "stack", "unstack",
 ]
 
 
@@ -1317,6 +1318,119 @@ def scatter_sub(
 
     return scatter_add(operand, scatter_indices, neg(updates), dimension_numbers, indices_are_sorted=indices_are_sorted,
                        unique_indices=unique_indices, mode=mode)
+
+
+# -- conveniences built from the primitives above ------------------------------------------------
+def _static_shape(shape: Sequence[int] | int) -> Shape:
+    if isinstance(shape, (int, np.integer)):
+        return (operator.index(shape),)
+    return _index_tuple(shape)
+
+
+def _array_dtype_weak(x: ArrayLike) -> tuple[DType, bool]:
+    if isinstance(x, Array):
+        return x.aval.dtype, x.aval.weak_type
+    if isinstance(x, (np.ndarray, np.generic)):
+        return dtypes.canonicalize_dtype(np.dtype(x.dtype)), False
+    return dtypes.python_scalar_dtype(x), not isinstance(x, bool)
+
+
+def full(shape: Sequence[int] | int, fill_value: ArrayLike, dtype: Any = None) -> Array:
+    """An array of ``shape`` filled with the scalar ``fill_value`` (``lax.full``)."""
+    from fcore.lax.elementwise import convert_element_type
+
+    shp = _static_shape(shape)
+    if np.shape(fill_value) if not isinstance(fill_value, Array) else fill_value.shape:
+        raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape {np.shape(fill_value)}.")
+    fdt, fweak = _array_dtype_weak(fill_value)
+    weak = dtype is None and fweak
+    dt = fdt if dtype is None else dtypes.canonicalize_dtype(dtypes.to_dtype(dtype))
+    value = convert_element_type(fill_value, dt, weak)
+    return broadcast(value, shp)
+
+
+def full_like(x: ArrayLike, fill_value: ArrayLike, dtype: Any = None, shape: Sequence[int] | None = None) -> Array:
+    """``fill_value`` in the shape, dtype and weak type of ``x`` (``lax.full_like``)."""
+    from fcore.lax.elementwise import convert_element_type
+
+    xdt, xweak = _array_dtype_weak(x)
+    if shape is not None:
+        shp = _static_shape(shape)
+    else:
+        shp = x.shape if isinstance(x, Array) else tuple(np.shape(x))
+    weak = dtype is None and xweak
+    dt = xdt if dtype is None else dtypes.canonicalize_dtype(dtypes.to_dtype(dtype))
+    return full(shp, convert_element_type(fill_value, dt, weak))
+
+
+def broadcast_to_rank(x: ArrayLike, rank: int) -> Array:
+    """``x`` with leading unit axes added up to ``rank``."""
+    nd = len(np.shape(x)) if not isinstance(x, Array) else x.ndim
+    if nd == rank:
+        return x if isinstance(x, Array) else broadcast(x, ())
+    return broadcast(x, (1,) * (rank - nd))
+
+
+def collapse(operand: ArrayLike, start_dimension: int, stop_dimension: int | None = None) -> Array:
+    """``operand`` with dimensions ``[start, stop)`` merged into one (``lax.collapse``)."""
+    shape = tuple(np.shape(operand)) if not isinstance(operand, Array) else operand.shape
+    nd = len(shape)
+    start = start_dimension % nd if nd else 0
+    stop = nd if stop_dimension is None else (stop_dimension if stop_dimension >= 0 else stop_dimension + nd)
+    if not 0 <= start <= stop <= nd:
+        raise ValueError(f"collapse: invalid dimensions [{start_dimension}, {stop_dimension}) for an operand of rank {nd}")
+    size = 1
+    for d in shape[start:stop]:
+        size *= d
+    return reshape(operand, shape[:start] + (size,) + shape[stop:])
+
+
+def split(operand: ArrayLike, sizes: Sequence[int], axis: int = 0) -> list[Array]:
+    """``operand`` cut along ``axis`` into pieces of the given ``sizes`` (``lax.split``)."""
+    shape = tuple(np.shape(operand)) if not isinstance(operand, Array) else operand.shape
+    ax = operator.index(axis)
+    ax = ax + len(shape) if ax < 0 else ax
+    sizes_t = _index_tuple(sizes)
+    if sum(sizes_t) != shape[ax]:
+        raise ValueError(f"Sum of sizes {sum(sizes_t)} must be equal to dimension {ax} of the operand shape {shape}")
+    if any(s < 0 for s in sizes_t):
+        raise ValueError(f"Sizes must be non-negative, got sizes={sizes_t}")
+    out, start = [], 0
+    for s in sizes_t:
+        out.append(slice_in_dim(operand, start, start + s, axis=ax))
+        start += s
+    return out
+
+
+def tile(operand: ArrayLike, reps: Sequence[int]) -> Array:
+    """``operand`` repeated ``reps[i]`` times along each axis (``lax.tile``)."""
+    shape = tuple(np.shape(operand)) if not isinstance(operand, Array) else operand.shape
+    reps_t = _index_tuple(reps)
+    if len(reps_t) != len(shape):
+        raise TypeError(f"reps length must be equal to the ndim of x, got len(reps)={len(reps_t)} and x.ndim={len(shape)}.")
+    inter: list[int] = []
+    for r, n in zip(reps_t, shape):
+        inter += [r, n]
+    y = broadcast_in_dim(operand, tuple(inter), tuple(range(1, 2 * len(shape), 2)))
+    return reshape(y, tuple(r * n for r, n in zip(reps_t, shape)))
+
+
+def stack(operands: Sequence[ArrayLike], axis: int = 0) -> Array:
+    """The operands (same shape and dtype) joined along a new ``axis`` (``lax.stack``)."""
+    if not operands:
+        raise ValueError("stack requires at least one operand")
+    nd = len(np.shape(operands[0])) if not isinstance(operands[0], Array) else operands[0].ndim
+    ax = operator.index(axis)
+    ax = ax + nd + 1 if ax < 0 else ax
+    return concatenate([expand_dims(o, (ax,)) for o in operands], ax)
+
+
+def unstack(x: ArrayLike, axis: int = 0) -> tuple[Array, ...]:
+    """The slices of ``x`` along ``axis`` (``lax.unstack``)."""
+    shape = tuple(np.shape(x)) if not isinstance(x, Array) else x.shape
+    ax = operator.index(axis)
+    ax = ax + len(shape) if ax < 0 else ax
+    return tuple(index_in_dim(x, i, ax, keepdims=False) for i in range(shape[ax]))
 
 
 # ======================================================================================
