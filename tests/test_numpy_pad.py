@@ -50,7 +50,8 @@ def test_pad_edge_cases_and_errors() -> None:
         check(lambda v: fnp.pad(v, 1), lambda v: jnp.pad(v, 1), 3.0)
         check(lambda v: fnp.pad(v, 1), lambda v: jnp.pad(v, 1), np.ones((0, 2), np.float32))
         check(lambda: fnp.pad(fnp.asarray(2.0)[None], 2, mode="edge"), lambda: jnp.pad(jnp.asarray(2.0)[None], 2, mode="edge"))
-        for bad in ({"pad_width": -1}, {"pad_width": 1.5}, {"pad_width": ((1, 2, 3),)}, {"pad_width": 1, "mode": "wrap"}):
+        bads: tuple[dict[str, Any], ...] = ({"pad_width": -1}, {"pad_width": 1.5}, {"pad_width": ((1, 2, 3),)}, {"pad_width": 1, "mode": "wrap"})
+        for bad in bads:
             kw = dict(bad)
             width = kw.pop("pad_width")
             arr = np.ones((0, 2)) if kw.get("mode") == "wrap" else np.ones(3)

@@ -213,8 +213,9 @@ def test_where() -> None:
         check(fnp.where, jnp.where, c[:, :1], 0.5, sample(np.dtype(np.float16), (2, 3)))
         check(fnp.where, jnp.where, c, staged=False)  # one argument: nonzero
         check(lambda v: fnp.where(v, size=4, fill_value=-1), lambda v: jnp.where(v, size=4, fill_value=-1), c)
+    where: Any = fnp.where  # the two-argument call is wrong on purpose
     with pytest.raises(TypeError):
-        fnp.where(c, 1.0)
+        where(c, 1.0)
     with pytest.raises(fcore.ConcretizationError):
         fcore.jit(fnp.where)(c)
 
