@@ -592,6 +592,17 @@ def _unbroadcast(ct: Any, operand: Any) -> Any:
         from fcore.lax.reductions import reduce_sum
 
         ct = reduce_sum(ct, tuple(range(get_aval(ct).ndim)))
+    return _weak_like(ct, a)
+
+
+def _weak_like(ct: Any, a: ShapedArray) -> Any:
+    """The cotangent of a weak operand that met a strong one of its dtype is weak again.
+
+    JAX stages a weak-to-strong ``convert_element_type`` there, whose transpose restores
+    the weak type; fcore stages no conversion, so its transpose rules restore it.
+    """
+    if a.weak_type and not get_aval(ct).weak_type:
+        return convert_element_type_p.bind(ct, new_dtype=a.dtype, weak_type=True)
     return ct
 
 
@@ -744,7 +755,7 @@ def _select_n_transpose(ct: Any, which: Any, *cases: Any) -> list[Any]:
     for i, c in enumerate(cases):
         if is_undefined(c):
             branches = [ct if j == i else zeros for j in range(len(cases))]
-            out.append(select_n(which, *branches))
+            out.append(_weak_like(select_n(which, *branches), c.aval))
         else:
             out.append(None)
     return out
