@@ -83,3 +83,24 @@ def test_associative_scan_trees_and_transforms() -> None:
         check(lambda v: lax.associative_scan(lax.add, v), lambda v: jlax.associative_scan(jlax.add, v), np.ones(1, np.float32))
     with pytest.raises(ValueError):
         lax.associative_scan(lax.add, (np.ones(2), np.ones(3)))
+
+
+SHIFTS = ["shift_left", "shift_right_arithmetic", "shift_right_logical"]
+
+
+@pytest.mark.parametrize("name", SHIFTS)
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.uint16, np.uint32])
+def test_shifts_against_jax_eager_and_jitted(name: str, dtype: type[np.generic]) -> None:
+    """Amounts cover in-range, past-the-width and negative (huge when read unsigned) shifts."""
+    bits = np.dtype(dtype).itemsize * 8
+    x = np.array([-8, 5, 1, 7, 0, 100, -1, 3], np.int64).astype(dtype)
+    y = np.array([1, bits - 1, bits, bits + 3, 0, 2, -1, 5], np.int64).astype(dtype)
+    with modes():
+        check(getattr(lax, name), getattr(jlax, name), x, y)
+        check(fcore.jit(getattr(lax, name)), jax.jit(getattr(jlax, name)), x, y, staged=False)
+        check(fcore.vmap(getattr(lax, name), (0, None)), jax.vmap(getattr(jlax, name), (0, None)), x, y[1], staged=False)
+        check(fcore.grad(lambda v: (lax.convert_element_type(getattr(lax, name)(x, y), np.float32) * v).sum()),
+              jax.grad(lambda v: (jlax.convert_element_type(getattr(jlax, name)(x, y), np.float32) * v).sum()),
+              np.ones(8, np.float32), staged=False)
+    with pytest.raises(TypeError, match=name):
+        getattr(lax, name)(np.float32(1), np.float32(2))

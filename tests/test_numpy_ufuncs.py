@@ -85,10 +85,10 @@ def test_sin_of_int_is_float() -> None:
 BINARY = [
     "add", "subtract", "multiply", "true_divide", "divide", "floor_divide", "remainder", "mod", "fmod",
     "power", "float_power", "maximum", "minimum", "arctan2", "hypot", "logaddexp", "nextafter", "copysign",
-    "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "logical_and", "logical_or", "logical_xor",
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "heaviside",
 ]
-_INTEGRAL_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor"}
+_INTEGRAL_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"}
 _REAL_ONLY = {"arctan2", "hypot", "nextafter", "copysign", "heaviside", "floor_divide", "remainder", "mod", "fmod"}
 _NEEDS_NONZERO_DIVISOR = {"floor_divide", "remainder", "mod", "fmod", "true_divide", "divide"}
 # The full dtype x dtype matrix for these; the others get matching dtypes plus a few mixes.
@@ -277,6 +277,7 @@ def test_operators_dispatch_through_the_table() -> None:
             (ai // 2, jai // 2), (7 // ai, 7 // jai), (ai % 3, jai % 3), (a % 0.7, ja % 0.7),
             (a**2, ja**2), (2**ai, 2**jai), (-a, -ja), (abs(a), abs(ja)), (~ai, ~jai),
             (ai & 3, jai & 3), (ai | 3, jai | 3), (ai ^ 3, jai ^ 3), (3 & ai, 3 & jai),
+            (ai << 2, jai << 2), (ai >> 1, jai >> 1), (1 << (ai & 7), 1 << (jai & 7)), (-64 >> (ai & 7), -64 >> (jai & 7)),
             (a < 0, ja < 0), (a <= 0, ja <= 0), (a > 0, ja > 0), (a >= 0, ja >= 0),
             (a == a, ja == ja), (a != 1, ja != 1), (+a, +ja), (a @ a.T, ja @ ja.T), (x @ a.T, x @ ja.T),
             (a.real, ja.real), (a.imag, ja.imag), (a.conj(), ja.conj()), (a.astype(np.int8), ja.astype(np.int8)),

@@ -47,7 +47,7 @@ _PLACEMENT_PARAMS = frozenset({"sharding", "out_sharding", "accumulation_type"})
 #: operands, so ``from_jax`` makes such broadcasts explicit (``broadcast_in_dim``).
 _ELEMENTWISE_NARY = frozenset({
     "add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter", "and", "or", "xor",
-    "eq", "ne", "lt", "le", "gt", "ge", "complex", "select_n", "clamp",
+    "shift_left", "shift_right_arithmetic", "shift_right_logical", "eq", "ne", "lt", "le", "gt", "ge", "complex", "select_n", "clamp",
 })
 
 
@@ -404,7 +404,7 @@ _JAX_RULES: dict[str, JaxRule] = {
         "logistic", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
         "atanh", "sqrt", "rsqrt", "cbrt", "erf", "abs", "real", "imag", "conj", "complex", "add", "sub",
         "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter", "eq", "ne", "lt", "le", "gt",
-        "ge", "select_n", "clamp", "stop_gradient",
+        "ge", "select_n", "clamp", "stop_gradient", "shift_left", "shift_right_arithmetic", "shift_right_logical",
     )},
     "not": _same_name("bitwise_not"),
     "and": _same_name("bitwise_and"),

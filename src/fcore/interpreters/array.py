@@ -31,7 +31,8 @@ _DIRECT_OPERATORS = {
     "__neg__": "negative", "__abs__": "abs", "__invert__": "invert", "__add__": "add",
     "__sub__": "subtract", "__mul__": "multiply", "__truediv__": "true_divide",
     "__floordiv__": "floor_divide", "__mod__": "remainder", "__pow__": "power", "__matmul__": "matmul",
-    "__and__": "bitwise_and", "__or__": "bitwise_or", "__xor__": "bitwise_xor", "__lt__": "less",
+    "__and__": "bitwise_and", "__or__": "bitwise_or", "__xor__": "bitwise_xor", "__lshift__": "left_shift",
+    "__rshift__": "right_shift", "__lt__": "less",
     "__le__": "less_equal", "__gt__": "greater", "__ge__": "greater_equal", "__eq__": "equal",
     "__ne__": "not_equal", "__getitem__": "getitem",
 }
@@ -164,6 +165,10 @@ class Array(abc.ABC):
     def __ror__(self, o: object) -> Array: return _m("bitwise_or")(o, self)
     def __xor__(self, o: object) -> Array: return _m("bitwise_xor")(self, o)
     def __rxor__(self, o: object) -> Array: return _m("bitwise_xor")(o, self)
+    def __lshift__(self, o: object) -> Array: return _m("left_shift")(self, o)
+    def __rlshift__(self, o: object) -> Array: return _m("left_shift")(o, self)
+    def __rshift__(self, o: object) -> Array: return _m("right_shift")(self, o)
+    def __rrshift__(self, o: object) -> Array: return _m("right_shift")(o, self)
     def __lt__(self, o: object) -> Array: return _m("less")(self, o)
     def __le__(self, o: object) -> Array: return _m("less_equal")(self, o)
     def __gt__(self, o: object) -> Array: return _m("greater")(self, o)

@@ -15,6 +15,10 @@ from fcore.lax.elementwise import (
     tan as tan, tanh as tanh,
 )
 from fcore.lax.elementwise import not_ as not_, and_ as and_, or_ as or_, xor as xor
+from fcore.lax.elementwise import (
+    shift_left as shift_left, shift_right_arithmetic as shift_right_arithmetic,
+    shift_right_logical as shift_right_logical,
+)
 
 # JAX's names for the logical/bitwise primitives' user functions.
 bitwise_and = and_

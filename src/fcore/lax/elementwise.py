@@ -216,6 +216,37 @@ def _rem(x: NpArray, y: NpArray) -> NpArray:
         return out
 
 
+def _shift_amount(x: NpArray, y: NpArray) -> tuple[NpArray, NpArray, int]:
+    """The amounts as unsigned integers (XLA reads them so: negative ones are huge), a mask of
+    those below the bit width, and the width."""
+    bits = x.dtype.itemsize * 8
+    amount = y.astype(f"u{x.dtype.itemsize}")
+    return amount, amount < bits, bits
+
+
+def _shift_left(x: NpArray, y: NpArray) -> NpArray:
+    """``x << y``; amounts at or past the bit width give 0, as in XLA."""
+    amount, ok = _shift_amount(x, y)[:2]
+    with np.errstate(over="ignore"):
+        return np.where(ok, np.left_shift(x, np.where(ok, amount, 0).astype(x.dtype)), np.zeros((), x.dtype))
+
+
+def _shift_right_arithmetic(x: NpArray, y: NpArray) -> NpArray:
+    """Sign-filling ``x >> y`` on the bits of ``x``; amounts past the width fill entirely."""
+    amount, ok, bits = _shift_amount(x, y)
+    signed = x.view(f"i{x.dtype.itemsize}")
+    out = np.right_shift(signed, np.where(ok, amount, bits - 1).astype(signed.dtype))
+    return np.asarray(out).view(x.dtype)
+
+
+def _shift_right_logical(x: NpArray, y: NpArray) -> NpArray:
+    """Zero-filling ``x >> y`` on the bits of ``x``; amounts past the width give 0."""
+    amount, ok = _shift_amount(x, y)[:2]
+    unsigned = x.view(f"u{x.dtype.itemsize}")
+    out = np.where(ok, np.right_shift(unsigned, np.where(ok, amount, 0).astype(unsigned.dtype)), np.zeros((), unsigned.dtype))
+    return np.asarray(out).view(x.dtype)
+
+
 def _logistic(x: NpArray) -> NpArray:
     with np.errstate(over="ignore"):
         return np.asarray(1 / (1 + np.exp(-x)))
@@ -288,6 +319,9 @@ nextafter_p, nextafter = _binary("nextafter", "float", np.nextafter)
 and_p, and_ = _binary("and", _INTEGRAL, np.bitwise_and)
 or_p, or_ = _binary("or", _INTEGRAL, np.bitwise_or)
 xor_p, xor = _binary("xor", _INTEGRAL, np.bitwise_xor)
+shift_left_p, shift_left = _binary("shift_left", "int", _shift_left)
+shift_right_arithmetic_p, shift_right_arithmetic = _binary("shift_right_arithmetic", "int", _shift_right_arithmetic)
+shift_right_logical_p, shift_right_logical = _binary("shift_right_logical", "int", _shift_right_logical)
 eq_p, eq = _binary("eq", _ANY, np.equal, dtypes.bool_)
 ne_p, ne = _binary("ne", _ANY, np.not_equal, dtypes.bool_)
 lt_p, lt = _binary("lt", _NUM + "|bool", np.less, dtypes.bool_)
@@ -621,7 +655,7 @@ def _scalar(value: float, dt: DType) -> Array:
 
 
 for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, stop_gradient_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p,
-           not_p, and_p, or_p, xor_p, nextafter_p):
+           not_p, and_p, or_p, xor_p, nextafter_p, shift_left_p, shift_right_arithmetic_p, shift_right_logical_p):
     defjvp_zero(_p)
 
 defjvp_with_output(exp_p, lambda g, ans, x: mul(g, ans))
@@ -783,7 +817,7 @@ for _p in UNARY + (abs_p, real_p, imag_p, conj_p, integer_pow_p, round_p, conver
                     stop_gradient_p):
     defvectorized(_p)
 for _p in (add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p, and_p, or_p, xor_p,
-           eq_p, ne_p, lt_p, le_p, gt_p, ge_p, complex_p, clamp_p):
+           shift_left_p, shift_right_arithmetic_p, shift_right_logical_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p, complex_p, clamp_p):
     defbroadcasting(_p)
 
 
@@ -870,6 +904,8 @@ for _p, _op in [
     (rem_p, "stablehlo.remainder"), (pow_p, "stablehlo.power"), (max_p, "stablehlo.maximum"),
     (min_p, "stablehlo.minimum"), (atan2_p, "stablehlo.atan2"), (nextafter_p, "chlo.next_after"),
     (and_p, "stablehlo.and"), (or_p, "stablehlo.or"), (xor_p, "stablehlo.xor"),
+    (shift_left_p, "stablehlo.shift_left"), (shift_right_arithmetic_p, "stablehlo.shift_right_arithmetic"),
+    (shift_right_logical_p, "stablehlo.shift_right_logical"),
 ]:
     _p.def_lowering(_lower_nary(_op))
 

@@ -94,6 +94,8 @@ TABLE: dict[str, ArrayMethod] = {
     "bitwise_and": _defer(ufuncs.bitwise_and, "&"),
     "bitwise_or": _defer(ufuncs.bitwise_or, "|"),
     "bitwise_xor": _defer(ufuncs.bitwise_xor, "^"),
+    "left_shift": _defer(ufuncs.left_shift, "<<"),
+    "right_shift": _defer(ufuncs.right_shift, ">>"),
     "less": _defer(ufuncs.less, "<"),
     "less_equal": _defer(ufuncs.less_equal, "<="),
     "greater": _defer(ufuncs.greater, ">"),

@@ -630,6 +630,24 @@ bitwise_or = _bitwise(lax.or_, "bitwise_or")
 bitwise_xor = _bitwise(lax.xor, "bitwise_xor")
 
 
+def left_shift(x: ArrayLike, y: ArrayLike, /) -> Array:
+    """``x << y`` elementwise; bools count as integers (``jnp.left_shift``)."""
+    a, b = _promote2_numeric(x, y, "left_shift")
+    return lax.shift_left(a, b)
+
+
+def right_shift(x: ArrayLike, y: ArrayLike, /) -> Array:
+    """``x >> y`` elementwise: arithmetic for signed integers, logical for unsigned ones."""
+    a, b = _promote2_numeric(x, y, "right_shift")
+    if dtypes.is_unsigned_int(a.dtype):
+        return lax.shift_right_logical(a, b)
+    return lax.shift_right_arithmetic(a, b)
+
+
+bitwise_left_shift = left_shift
+bitwise_right_shift = right_shift
+
+
 def _logical(fn: BinaryLax, name: str) -> BinaryLax:
     def f(x: ArrayLike, y: ArrayLike, /) -> Array:
         a, b, _ = promote2(x, y, name)
