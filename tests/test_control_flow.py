@@ -252,6 +252,22 @@ def test_grad_through_scan() -> None:
     assert_trees_close(fcore.vjp(scan_cumsum(lax), XS)[1](cs), jax.vjp(scan_cumsum(jlax), XS)[1](cs))
 
 
+def test_cotangent_of_a_weak_scan_const_is_weak_as_in_jax() -> None:
+    """A Python-float ``a`` closed over by the body meets strong values there."""
+
+    def make(L: Any) -> Callable[[Any], Any]:
+        return lambda a: L.scan(lambda c, x: (c * x + a, None), 1.0, XS)[0]
+
+    for a in (0.5, F32(0.5)):
+        got, want = fcore.grad(make(lax))(a), jax.grad(make(jlax))(a)
+        assert_trees_close(got, want)
+        assert got.weak_type == want.weak_type
+        got = fcore.grad(lambda a: lax.fori_loop(0, 3, lambda i, c: c * 2.0 + a * F32(1), 1.0))(a)
+        want = jax.grad(lambda a: jlax.fori_loop(0, 3, lambda i, c: c * 2.0 + a * F32(1), 1.0))(a)
+        assert_trees_close(got, want)
+        assert got.weak_type == want.weak_type
+
+
 def test_grad_through_rnn_scan() -> None:
     args = (XS[:3], F32(0.5), F32(-0.1), XS[1:], YS)
     cts = (np.array([1.0, 0.5, -1.0], F32), (np.ones((4, 3), F32), np.full((4, 3), 0.25, F32)))

@@ -1096,7 +1096,7 @@ def _scan_transpose(cts: list[Any], *args: Any, jaxpr: ClosedJaxpr, length: int,
     nl_x = [x for x, lin in zip(xs, x_lin) if not lin]
     nl_c_avals = [a for a, lin in zip(c_avals, c_lin) if not lin]
     nl_x_avals = [a for a, lin in zip(x_avals, x_lin) if not lin]
-    acc_avals = [a.strip_weak_type() for a, lin in zip(c_avals, c_lin) if lin]
+    acc_avals = [a for a, lin in zip(c_avals, c_lin) if lin]  # weak consts get weak cotangents, as in JAX
     ct_car_avals = [a.strip_weak_type() for a in jaxpr.out_avals[:ncar]]
     ct_y_avals = [a.strip_weak_type() for a in jaxpr.out_avals[ncar:]]
     n_nlc, n_acc, n_nlx = len(nl_c), len(acc_avals), len(nl_x)
@@ -1105,7 +1105,8 @@ def _scan_transpose(cts: list[Any], *args: Any, jaxpr: ClosedJaxpr, length: int,
         nlc, acc, ctc, nlx, cty = _split(a, n_nlc, n_acc, ncar, n_nlx)
         outs = _fun(body_t)(*nlc, *nlx, *ctc, *cty)
         ct_lc, ct_car, ct_lx = _split(outs, n_acc, ncar)
-        return [*[ew.add(x, y) for x, y in zip(acc, ct_lc)], *ct_car, *ct_lx]
+        sums = [ew.convert_element_type(ew.add(x, y), a.dtype, a.weak_type) for x, y, a in zip(acc, ct_lc, acc_avals)]
+        return [*sums, *ct_car, *ct_lx]
 
     body_j, hconsts = _trace_hoisted(body, nl_c_avals + acc_avals + ct_car_avals + nl_x_avals + ct_y_avals,
                                      "transpose(scan body)")
