@@ -137,3 +137,33 @@ def test_jit_stages_describe_float0_results() -> None:
     assert repr(f.trace(3.0, 2).out_info[1]) == "ShapeDtypeStruct(shape=(), dtype=float0)"
     got = f.lower(3.0, 2).compile()(3.0, 2)
     assert got[1].dtype == fcore.float0 and got[1].shape == ()
+
+
+def _jit_takes_float0(L: Lib) -> Any:
+    f0 = np.zeros((2,), L.ad.dtypes.float0)
+    f = L.ad.jit(lambda x, t, y: (x * 2 + y, t, t.shape, {"t": t}), donate_argnums=2)
+    return f(X3, f0, X3), f(X3, np.zeros((3,), L.ad.dtypes.float0), X3)
+
+
+def _jit_of_vjp_with_float0_cotangent(L: Lib) -> Any:
+    def pullback(x: Any, n: Any, ct_n: Any) -> Any:
+        _, f_vjp = L.ad.vjp(lambda a, m: (L.np.sin(a), m * 2), x, n)
+        return f_vjp((np.float32(1.0), ct_n))
+
+    return L.ad.jit(pullback)(np.float32(0.5), np.int32(3), np.zeros((), L.ad.dtypes.float0))
+
+
+@pytest.mark.parametrize("run", [_jit_takes_float0, _jit_of_vjp_with_float0_cotangent])
+def test_jit_accepts_float0_arguments(run: Any) -> None:
+    """float0 arguments carry no data: the program does not take them, the function sees
+    float0 zeros of their shapes, and a new shape is a new specialization (as in jax)."""
+    check(run)
+    check(run)
+
+
+def test_float0_arguments_are_not_program_inputs() -> None:
+    f = fcore.jit(lambda x, t: x * 2)
+    closed = f.trace(X3, np.zeros((2,), fcore.float0)).jaxpr
+    assert [v.aval.shape for v in closed.jaxpr.invars] == [(3,)]
+    with pytest.raises(TypeError, match="abstract array"):
+        f(X3, object())

@@ -17,7 +17,7 @@ from typing import Any, NoReturn, overload
 import numpy as np
 
 from fcore import tree_util
-from fcore.api._float0 import float0, is_float0
+from fcore.api._float0 import float0, float0_zeros, is_float0
 from fcore.api.jit_args import ArgSpec, CallArgs, dynamic_leaf_info, resolve_argnums, signature_of, split_call
 from fcore.api.staging import ShapeDtypeStruct, abstractify, fun_name
 from fcore.api.stages import Lowered, Specialization, Traced
@@ -102,14 +102,19 @@ class Jitted:
         else:  # no static arguments in this call (the common case): nothing to split
             flat, in_tree = tree_util.tree_flatten((args, kwargs))
             static_key = ()
+        float0_in: tuple[tuple[int, tuple[int, ...]], ...] = ()
         try:
             avals = tuple([abstractify(x) for x in flat])
         except (TypeError, OverflowError):
-            self._raise_argument_error(flat, call or CallArgs(args, kwargs, {}, {}, ()))
-        key = (in_tree, avals, static_key, x64_enabled())
+            float0_in = tuple((i, tuple(x.shape)) for i, x in enumerate(flat) if is_float0(x))
+            if not float0_in:
+                self._raise_argument_error(flat, call or CallArgs(args, kwargs, {}, {}, ()))
+            flat = [x for x in flat if not is_float0(x)]
+            avals = tuple([abstractify(x) for x in flat])
+        key = (in_tree, avals, static_key, x64_enabled(), float0_in)
         entry = self._cache.get(key)
         if entry is None:  # a failed trace raises here and caches nothing
-            entry = self._trace(avals, in_tree, call or CallArgs(args, kwargs, {}, {}, ()))
+            entry = self._trace(avals, in_tree, call or CallArgs(args, kwargs, {}, {}, ()), float0_in)
             self._cache[key] = entry
         return entry, flat
 
@@ -137,11 +142,19 @@ class Jitted:
         names, _ = dynamic_leaf_info(self._spec, self._sig, call)
         return names[leaf]
 
-    def _trace(self, avals: Sequence[ShapedArray], in_tree: tree_util.PyTreeDef, call: CallArgs) -> Specialization:
+    def _trace(
+        self, avals: Sequence[ShapedArray], in_tree: tree_util.PyTreeDef, call: CallArgs,
+        float0_in: Sequence[tuple[int, tuple[int, ...]]] = (),
+    ) -> Specialization:
+        """Stage the function for ``avals``. ``float0`` arguments (tangents of integer values,
+        at ``float0_in``) carry no data: they are not program inputs, and the function sees
+        ``float0`` zeros of their shapes, as in JAX."""
         out_trees: list[tree_util.PyTreeDef] = []
         float0_outs: list[tuple[int, tuple[int, ...]]] = []
 
         def flat_fun(*leaves: Any) -> list[Any]:
+            if float0_in:
+                leaves = _with_float0_inputs(leaves, float0_in)
             dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, leaves)
             args, kwargs = call.merge(dyn_args, dyn_kwargs)
             out_leaves, out_tree = tree_util.tree_flatten(self.fun(*args, **kwargs))
@@ -163,6 +176,10 @@ class Jitted:
         hoisted, consts = hoist_consts(closed)
         out_tree = out_trees[0]
         names, donated = dynamic_leaf_info(self._spec, self._sig, call)
+        if float0_in:
+            dropped = {i for i, _ in float0_in}
+            names = tuple(n for i, n in enumerate(names) if i not in dropped)
+            donated = tuple(d for i, d in enumerate(donated) if i not in dropped)
         return Specialization(
             self.name, closed, hoisted, tuple(consts), in_tree, out_tree, tree_util.treedef_is_leaf(out_tree),
             names, donated, float0_outs=tuple(float0_outs),
@@ -364,3 +381,11 @@ def clear_caches() -> None:
 
 def devices() -> list[runtime.Device]:
     return runtime.devices()
+
+
+def _with_float0_inputs(leaves: Sequence[Any], float0_in: Sequence[tuple[int, tuple[int, ...]]]) -> tuple[Any, ...]:
+    """The program's inputs with ``float0`` zeros put back at their argument positions."""
+    out = list(leaves)
+    for i, shape in float0_in:
+        out.insert(i, float0_zeros(shape))
+    return tuple(out)
