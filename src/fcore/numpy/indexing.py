@@ -9,7 +9,9 @@ where the broadcast index dimensions go), and concrete boolean masks (replaced b
   ``lax.dynamic_slice`` (traced scalars), ``lax.squeeze`` and ``lax.expand_dims``.
 * Advanced indices move the indexed axes to the front, merge them into one axis and take
   rows of it at the linearized indices (``_take_rows``: one ``lax.gather``).
-* ``.at[idx]`` updates compute, for every element of ``x[idx]``, its flat position in ``x``
+* ``.at[idx]`` updates of a block (static in-bounds ints and unit-step slices) read, combine
+  and write back that block (``lax.slice``, ``lax.dynamic_update_slice``). Other updates
+  compute, for every element of ``x[idx]``, its flat position in ``x``
   (indexing an ``iota`` the same way), then scatter the updates at those positions
   (``_scatter_flat``: ``lax.scatter``/``lax.scatter_add``); out-of-bounds updates are
   dropped, as in JAX.
@@ -528,7 +530,6 @@ def _update(x: Array, idx: object, values: ArrayLike, kind: str, mode: str | Non
     integer array accumulates float updates before truncating)."""
     if check:
         _check_update_dtype(x, values)
-    pos = _positions(x, idx, mode)
     if type(values) is int and dtypes.is_integer(x.dtype) and np.iinfo(x.dtype).min <= values <= np.iinfo(x.dtype).max:
         dt, weak = x.dtype, x.weak_type
     else:
@@ -537,10 +538,74 @@ def _update(x: Array, idx: object, values: ArrayLike, kind: str, mode: str | Non
         op = "add" if kind == "add" else "mul"
         raise TypeError(f"{op} does not accept dtype bool: x.at[...].{op} needs a numeric array (as in JAX).")
     u = convert(values, dt, weak)
+    window = _static_window(idx, x.shape) if mode in (None, "clip", "drop", "fill", "promise_in_bounds") else None
+    if window is not None:
+        out = _update_window(convert(x, dt, weak), window, u, kind)
+        return convert(out, x.dtype, x.weak_type)
+    pos = _positions(x, idx, mode)
     if u.shape != pos.shape:
         u = broadcast_to(_drop_leading_ones(u, pos.ndim), pos.shape)
     out = _scatter_flat(convert(x, dt, weak), pos, u, kind, _unique_positions(idx, pos))
     return convert(out, x.dtype, x.weak_type)
+
+
+_Window = tuple[tuple[int, ...], tuple[int, ...], tuple[bool, ...]]
+
+
+def _static_window(idx: object, shape: Shape) -> _Window | None:
+    """``(starts, sizes, kept)`` when ``x[idx]`` is a non-empty block of ``x``: ``idx`` holds only
+    static in-bounds integers, unit-step slices and at most one ``Ellipsis``; ``kept`` marks the
+    dimensions a slice keeps. Other indices (``None`` for the general path) need positions."""
+    raw = idx if isinstance(idx, tuple) else (idx,)
+    if any(i is Ellipsis for i in raw):
+        if sum(i is Ellipsis for i in raw) > 1:
+            return None
+        at = raw.index(Ellipsis)
+        raw = raw[:at] + (slice(None),) * (len(shape) - len(raw) + 1) + raw[at + 1 :]
+    if len(raw) > len(shape):
+        return None
+    raw = raw + (slice(None),) * (len(shape) - len(raw))
+    starts, sizes, kept = [], [], []
+    for i, n in zip(raw, shape):
+        if isinstance(i, slice):
+            if i.step not in (None, 1) or not all(v is None or type(v) is int for v in (i.start, i.stop)):
+                return None
+            start, stop, _ = i.indices(n)
+            if stop <= start:
+                return None
+            starts.append(start)
+            sizes.append(stop - start)
+            kept.append(True)
+        elif type(i) is int or isinstance(i, np.integer):
+            k = int(i) + n if int(i) < 0 else int(i)
+            if not 0 <= k < n:
+                return None  # out of bounds: the general path drops the update, as JAX
+            starts.append(k)
+            sizes.append(1)
+            kept.append(False)
+        else:
+            return None
+    return tuple(starts), tuple(sizes), tuple(kept)
+
+
+_COMBINE: dict[str, Callable[[Array, Array], Array]] = {"add": lax.add, "mul": lax.mul, "min": lax.min, "max": lax.max}
+
+
+def _update_window(x: Array, window: _Window, u: Array, kind: str) -> Array:
+    """``x.at[idx].<kind>(u)`` for a block index: the block is read with ``lax.slice``, combined,
+    and written back with ``lax.dynamic_update_slice`` — O(block), where positions cost O(x.size)."""
+    starts, sizes, kept = window
+    indexed = tuple(n for n, k in zip(sizes, kept) if k)
+    if u.ndim == 0:
+        indexed = sizes
+    if u.shape != indexed:
+        u = broadcast_to(_drop_leading_ones(u, len(indexed)), indexed)
+    if u.shape != sizes:
+        u = lax.reshape(u, sizes)
+    if kind != "set":
+        block = lax.slice(x, starts, tuple(s + n for s, n in zip(starts, sizes)))
+        u = _COMBINE[kind](block, u)
+    return lax.dynamic_update_slice(x, u, starts)
 
 
 def _drop_leading_ones(u: Array, ndim: int) -> Array:
