@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import doctest
-
 import jax
 import jaxlib
 import numpy as np
 import pytest
 
 import fcore
-import fcore.environment
 
 
 def _lines(info: str) -> dict[str, str]:
@@ -50,8 +47,3 @@ def test_prints_by_default(capsys: pytest.CaptureFixture[str]) -> None:
     assert fcore.print_environment_info() is None
     out = capsys.readouterr().out
     assert out == (fcore.print_environment_info(return_string=True) or "") + "\n"
-
-
-def test_docstring_example_runs() -> None:
-    result = doctest.testmod(fcore.environment, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
