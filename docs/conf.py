@@ -33,6 +33,7 @@ myst_heading_anchors = 3
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
 autodoc_preserve_defaults = True
+python_use_unqualified_type_names = True
 
 html_theme = "alabaster"
 html_title = "fcore"

@@ -13,11 +13,14 @@ import ast
 import importlib
 import inspect
 import re
+import sys
 import types
 import typing
 from pathlib import Path
 
 from sphinx.application import Sphinx
+from sphinx.config import Config
+from sphinx.util.inspect import TypeAliasForwardRef
 
 #: Public modules that fcore does not re-export as attributes (imported by their full name).
 EXTRA_MODULES = ("fcore.export", "fcore.viz", "fcore.interop", "fcore.backend", "fcore.backend.lowering")
@@ -97,6 +100,14 @@ def _is_data(obj: object) -> bool:
     return _is_type_alias(obj) or not callable(obj)
 
 
+def _shows_value(obj: object) -> bool:
+    """Whether a data entry shows its value: a type alias, or a short repr without an address."""
+    if _is_type_alias(obj) or isinstance(obj, _SIMPLE_VALUES):
+        return True
+    text = repr(obj)
+    return len(text) <= 60 and " at 0x" not in text
+
+
 def _foreign_note(obj: object, name: str) -> str | None:
     """What replaces a docstring fcore did not write (None: keep the docstring).
 
@@ -108,7 +119,7 @@ def _foreign_note(obj: object, name: str) -> str | None:
     if _is_data(obj):
         if _is_fcores(type(obj)):
             return None
-        if isinstance(obj, _SIMPLE_VALUES):
+        if _shows_value(obj):
             return ""
         return f"An instance of ``{type(obj).__module__}.{type(obj).__qualname__}``."
     if _is_fcores(obj):
@@ -156,8 +167,7 @@ class _Homes:
 
 def _directive(module_name: str, name: str, obj: object, homes: _Homes) -> list[str]:
     if _is_data(obj):
-        no_value = not isinstance(obj, _SIMPLE_VALUES) and not _is_type_alias(obj)
-        return [f".. autodata:: {name}", *(["   :no-value:"] if no_value else [])]
+        return [f".. autodata:: {name}", *([] if _shows_value(obj) else ["   :no-value:"])]
     if inspect.isclass(obj):
         home = homes.elsewhere(obj, f"{module_name}.{name}")
         if home is not None:
@@ -216,11 +226,43 @@ def _replace_foreign_docstring(
             lines[:] = [note] if note else []
 
 
+def _declared_type_aliases() -> dict[str, str]:
+    """``{alias name: how signatures show it}`` for every ``X: TypeAlias = ...`` in fcore.
+
+    Signatures then read ``x: ArrayLike`` rather than the seven-member union it stands for
+    (``autodoc_type_aliases``; fcore's annotations are strings, which is what that needs).
+    A public alias is shown by its public name, so that it links to its entry.
+    """
+    public = {n: f"{mod}.{n}" for mod, names in public_api().items() for n in names}
+    aliases: dict[str, str] = {}
+    for name, module in sorted(sys.modules.items()):
+        if not (name == "fcore" or name.startswith("fcore.")) or not getattr(module, "__file__", None):
+            continue
+        for stmt in ast.parse(Path(module.__file__).read_text()).body:
+            if (
+                isinstance(stmt, ast.AnnAssign)
+                and isinstance(stmt.target, ast.Name)
+                and "TypeAlias" in ast.unparse(stmt.annotation)
+                and not stmt.target.id.startswith("_")
+            ):
+                aliases.setdefault(stmt.target.id, public.get(stmt.target.id, stmt.target.id))
+    return aliases
+
+
+def _configure(app: Sphinx, config: Config) -> None:
+    importlib.import_module("fcore")
+    # Sphinx 9 writes an alias inside a union (``x: ArrayLike | None``) with the repr of its
+    # placeholder, ``TypeAliasForwardRef('ArrayLike') | None``; its name is what belongs there.
+    TypeAliasForwardRef.__repr__ = lambda self: str(self.name)  # type: ignore[method-assign]
+    config.autodoc_type_aliases = {**_declared_type_aliases(), **config.autodoc_type_aliases}
+
+
 def _generate(app: Sphinx) -> None:
     write_pages(Path(app.srcdir) / "api")
 
 
 def setup(app: Sphinx) -> dict[str, object]:
+    app.connect("config-inited", _configure)
     app.connect("builder-inited", _generate)
     app.connect("autodoc-process-docstring", _replace_foreign_docstring)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
