@@ -16,6 +16,7 @@ from fcore import lax
 from fcore.backend.lowering import lowering_rules
 from fcore.core import Primitive
 from fcore.ir.params import NoParams
+from fcore.ir.primitive import Primitive as IrPrimitive
 from fcore.ir.primitive import registered_primitives
 from fcore.ir.rules import MissingRuleError, RuleTable
 from fcore.transforms.batching import batching_rules
@@ -58,13 +59,13 @@ def test_every_rule_takes_its_primitives_parameters() -> None:
 
 
 def test_primitive_holds_no_transformation_rules() -> None:
-    slots = set(Primitive.__mro__[1].__slots__)
+    slots = set(IrPrimitive.__slots__)
     assert not {s for s in slots if any(k in s for k in ("jvp", "transpose", "batching", "lowering", "dce", "partial"))}
 
 
 def test_lax_exports_the_primitive_objects() -> None:
     for name in ("add_p", "exp_p", "tanh_p", "dot_general_p", "reduce_sum_p", "gather_p", "scan_p", "while_p", "cond_p"):
-        assert isinstance(getattr(lax, name), Primitive.__mro__[1]), name
+        assert isinstance(getattr(lax, name), Primitive), name
     assert fcore.make_jaxpr(lax.exp)(1.0).eqns[0].primitive is lax.exp_p
 
 
