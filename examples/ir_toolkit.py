@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 
 import fcore
-from fcore.core import Atom, ClosedJaxpr, JaxprBuilder, Literal, Primitive, Var
-from fcore.core import eval_jaxpr, jaxpr_as_fun, lookup_primitive, parse_jaxpr, typecheck
+from fcore.core import Atom, ClosedJaxpr, JaxprBuilder, Literal, Var, eval_jaxpr, jaxpr_as_fun, parse_jaxpr, typecheck
 from fcore.export import to_stablehlo
+from fcore.lax import mul_p
 from fcore.transforms import cse, dce, pipeline
 from fcore.viz import to_dot
 
@@ -42,17 +42,6 @@ PROGRAM = """
 
 
 
-def primitive(name: str) -> Primitive:
-    """The primitive registered under ``name`` (fcore's own, or one a user defined)."""
-    found = lookup_primitive(name)
-    if found is None:
-        raise LookupError(f"no primitive is named {name!r}")
-    return found
-
-
-MUL = primitive("mul")
-
-
 def strength_reduce(closed: ClosedJaxpr) -> ClosedJaxpr:
     """x ** 2 -> x * x, and x / c -> x * (1 / c) for a literal c: cheaper operations, same values.
 
@@ -70,10 +59,10 @@ def strength_reduce(closed: ClosedJaxpr) -> ClosedJaxpr:
         ins = [read(a) for a in eqn.invars]
         name = eqn.primitive.name
         if name == "integer_pow" and eqn.params["y"] == 2:
-            outs = builder.eqn(MUL, [ins[0], ins[0]])
+            outs = builder.eqn(mul_p, [ins[0], ins[0]])
         elif name == "div" and isinstance(ins[1], Literal) and float(ins[1].val) != 0.0:
             inverse = builder.literal(1.0 / float(ins[1].val), ins[1].aval)
-            outs = builder.eqn(MUL, [ins[0], inverse])
+            outs = builder.eqn(mul_p, [ins[0], inverse])
         else:
             outs = builder.eqn(eqn.primitive, ins, **eqn.params)
         env.update(zip(eqn.outvars, outs))
