@@ -128,9 +128,16 @@ def _foreign_note(obj: object, name: str) -> str | None:
     return f"Re-exported from ``{origin.removeprefix('builtins.')}``."
 
 
+def _inherits_docstring(obj: object) -> bool:
+    """A class without a docstring of its own (``fnp.int8``), which would show its base's."""
+    return inspect.isclass(obj) and not vars(obj).get("__doc__")
+
+
 def _summary(obj: object, name: str) -> str:
     """The first sentence of the docstring, cut only outside inline literals."""
     note = _foreign_note(obj, name)
+    if note is None and _inherits_docstring(obj):
+        note = ""
     doc = note if note is not None else (inspect.getdoc(obj) or "")
     stanza = " ".join(doc.strip().split("\n\n", 1)[0].split())
     for match in re.finditer(r"\.(\s|$)", stanza):
@@ -222,6 +229,8 @@ def _replace_foreign_docstring(
 ) -> None:
     if what != "module":
         note = _foreign_note(obj, name.rsplit(".", 1)[-1])
+        if note is None and what == "class" and _inherits_docstring(obj):
+            note = ""
         if note is not None:
             lines[:] = [note] if note else []
 
