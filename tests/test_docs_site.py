@@ -93,7 +93,7 @@ def test_public_api_follows_the_exports() -> None:
     assert not [n for n in api["fcore"] if n.startswith("_")]
     assert "pp_jaxpr" not in api["fcore.core"]  # imported without `as`: not a re-export
     assert "pretty_print" in api["fcore.core"]  # defined there
-    assert api["fcore.export"] == ["to_stablehlo"] and api["fcore.viz"] == ["to_dot"]
+    assert "to_stablehlo" in api["fcore.export"] and "to_dot" in api["fcore.viz"]
 
 
 def _chromium() -> str:
