@@ -1,4 +1,5 @@
-"""Shared helpers for defining primitive families: operand conversion and shape rules."""
+"""Shared helpers for defining primitive families: operand conversion and shape rules
+(docs/adding_a_primitive.md)."""
 
 from __future__ import annotations
 
