@@ -1,4 +1,5 @@
-"""Shared helpers for defining primitive families: operand conversion and shape rules."""
+"""Shared helpers for defining primitive families: operand conversion and shape rules
+(docs/adding_a_primitive.md)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from fcore.ir.dtypes import DType
 from fcore.ir.params import ParamValue
 from fcore.lax._primitive import Primitive
 
+#: A NumPy array of any shape and dtype (what eager impls compute on).
+NpArray: TypeAlias = np.ndarray[Any, Any]
 #: What lax functions accept: fcore arrays (concrete or traced), NumPy values, Python scalars.
-ArrayLike: TypeAlias = Union[Array, np.ndarray[Any, Any], np.generic, bool, int, float, complex]
+ArrayLike: TypeAlias = Union[Array, NpArray, np.generic, bool, int, float, complex]
 PYTHON_SCALARS = (bool, int, float, complex)
 
 
@@ -96,8 +99,9 @@ def normalize_axis(axis: int, ndim: int, name: str) -> int:
     return axis % ndim if ndim else 0
 
 
-NpArray = np.ndarray[Any, Any]
-_F = TypeVar("_F", bound=Callable[..., Any])
+#: What an eager impl returns: one array, or one per result of a multiple-results primitive.
+ImplResult: TypeAlias = Union[NpArray, Sequence[NpArray]]
+_F = TypeVar("_F", bound=Callable[..., ImplResult])
 
 
 def checked_impl(p: Primitive) -> Callable[[_F], _F]:
@@ -111,7 +115,7 @@ def checked_impl(p: Primitive) -> Callable[[_F], _F]:
         rule = p.abstract_eval_rule
         assert rule is not None, f"define the abstract eval of {p.name} before its impl"
 
-        def impl(*args: NpArray, **params: ParamValue) -> Any:
+        def impl(*args: NpArray, **params: ParamValue) -> ImplResult:
             rule(*[shaped_array(a.shape, a.dtype) for a in args], **params)
             return f(*args, **params)
 

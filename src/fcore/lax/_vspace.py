@@ -1,53 +1,45 @@
-"""The array operations ``fcore.transforms`` needs, registered from this layer above it."""
+"""The array operations ``fcore.transforms`` needs, registered from this layer above it
+(docs/design.md: the transformations cannot import ``fcore.lax``)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from fcore.lax import elementwise
-from fcore.interpreters.array import ArrayImpl
+from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir.avals import ShapedArray
+from fcore.lax import structural
+from fcore.lax._base import ArrayLike, shape_of
+from fcore.lax.elementwise import add
 from fcore.transforms.ad_util import VSpaceOps, register_vspace_ops
 
 
-def _structural() -> Any:
-    from fcore.lax import structural
-
-    return structural
-
-
-def _broadcast_in_dim(x: Any, shape: tuple[int, ...], dims: tuple[int, ...]) -> Any:
-    return _structural().broadcast_in_dim(x, shape, dims)
-
-
-def zeros_like_aval(aval: ShapedArray) -> Any:
+def zeros_like_aval(aval: ShapedArray) -> Array:
     zero = ArrayImpl(np.zeros((), aval.dtype), aval.weak_type)
     if aval.shape == ():
         return zero
-    return _broadcast_in_dim(zero, aval.shape, ())
+    return structural.broadcast_in_dim(zero, aval.shape, ())
 
 
-def broadcast_batched(x: Any, axis_size: int, dim: int) -> Any:
-    shape = tuple(x.shape) if hasattr(x, "shape") else ()
+def broadcast_batched(x: ArrayLike, axis_size: int, dim: int) -> Array:
+    """``x`` with a new axis of ``axis_size`` at ``dim`` (an unbatched value made batched)."""
+    shape = shape_of(x)
     out_shape = shape[:dim] + (axis_size,) + shape[dim:]
     dims = tuple(i if i < dim else i + 1 for i in range(len(shape)))
-    return _broadcast_in_dim(x, out_shape, dims)
+    return structural.broadcast_in_dim(x, out_shape, dims)
 
 
-def moveaxis(x: Any, src: int, dst: int) -> Any:
-    perm = [i for i in range(np.ndim(x) if not hasattr(x, "ndim") else x.ndim) if i != src]
+def moveaxis(x: ArrayLike, src: int, dst: int) -> Array:
+    perm = [i for i in range(len(shape_of(x))) if i != src]
     perm.insert(dst, src)
-    return _structural().transpose(x, tuple(perm))
+    return structural.transpose(x, tuple(perm))
 
 
 register_vspace_ops(
     VSpaceOps(
         zeros_like_aval=zeros_like_aval,
-        add=elementwise.add,
+        add=add,
         broadcast_batched=broadcast_batched,
         moveaxis=moveaxis,
-        broadcast_in_dim=_broadcast_in_dim,
+        broadcast_in_dim=structural.broadcast_in_dim,
     )
 )

@@ -1,7 +1,12 @@
-"""Elementwise primitives: for each, the user function, abstract eval and eager impl.
+"""Elementwise primitives: arithmetic, transcendental, comparison, bitwise, complex parts,
+conversion, ``select_n``, ``clamp``, ``integer_pow``, ``round`` and ``stop_gradient``.
 
-Rules for transformations (jvp, transpose, batching, lowering) live next to these,
-in this file, as each transformation is added.
+Each primitive is one block (docs/adding_a_primitive.md): schema (where it takes parameters),
+declaration, abstract eval and impl, jvp, transpose, batching, lowering, user function. Most
+share the family's helpers, defined first: ``_elementwise`` (shape and dtype rule, checked
+impl, eager fast path), ``defvectorized``/``defbroadcasting`` (batching) and
+``_lower_unary``/``_lower_nary``/``_lower_compare`` (lowering). ``fcore.lax.special`` builds
+its primitives with the same helpers (``_define``).
 """
 
 from __future__ import annotations
@@ -9,26 +14,39 @@ from __future__ import annotations
 import builtins
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Union
 
+import attrs
 import numpy as np
+from typing_extensions import TypeAlias
 
-from fcore.backend.lowering import lowering_rules
-from fcore.transforms.batching import batching_rules
-from fcore.transforms.jvp import jvp_rules
-from fcore.transforms.transpose import transpose_rules
+from fcore.backend.lowering import LoweringRuleContext, lowering_rules, tensor_type
 from fcore.interpreters.array import Array, ArrayImpl
+from fcore.interpreters.eval import get_aval
 from fcore.interpreters.stack import CURRENT_TRACE
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray, shaped_array
-from fcore.ir.dtypes import DType
-from fcore.ir.params import ParamValue
+from fcore.ir.dtypes import DType, DTypeLike
+from fcore.ir.params import NoParams, ParamValue
+from fcore.lax._base import (
+    PYTHON_SCALARS, ArrayLike, NpArray, broadcast_shapes_scalar, match_scalars, same_dtypes, weak_scalar,
+)
 from fcore.lax._primitive import Primitive
-from fcore.lax._base import PYTHON_SCALARS, ArrayLike, broadcast_shapes_scalar, match_scalars, same_dtypes
+from fcore.transforms.ad_util import Tangent, UndefinedPrimal, Zero, instantiate, is_undefined, vspace
+from fcore.transforms.batching import Dim, batching_rules, bdim_at, defbroadcasting, defvectorized
+from fcore.transforms.jvp import deflinear, defjvp, defjvp_with_output, defjvp_zero, jvp_rules
+from fcore.transforms.transpose import transpose_rules
 
-NpArray = np.ndarray[Any, Any]
+#: The user functions of the parameterless unary and binary primitives.
+UnaryFunction: TypeAlias = Callable[[ArrayLike], Array]
+BinaryFunction: TypeAlias = Callable[[ArrayLike, ArrayLike], Array]
+#: An operand of a transpose rule: a value, or the ``UndefinedPrimal`` of a linear input.
+LinearOperand: TypeAlias = Union[Array, UndefinedPrimal]
 
 
+# ==========================================================================================
+# The family's shared rules
+# ==========================================================================================
 _KIND_DTYPES: dict[str, frozenset[DType]] = {
     "float": frozenset(d for d in dtypes.SUPPORTED_DTYPES if dtypes.is_floating(d)),
     "complex": frozenset(d for d in dtypes.SUPPORTED_DTYPES if dtypes.is_complex(d)),
@@ -56,9 +74,10 @@ def _check_dtype(name: str, dt: DType, kinds: str) -> None:
 
 
 def _nary_abstract_eval(name: str, arity: int, kinds: str, out_dtype: DType | None = None) -> Callable[..., ShapedArray]:
+    """The shape/dtype rule: operands share a dtype of ``kinds`` and a shape (rank 0 broadcasts)."""
     accepted = _accepted(kinds)
 
-    def rule(*avals: ShapedArray, **params: ParamValue) -> ShapedArray:
+    def rule(*avals: ShapedArray) -> ShapedArray:
         if len(avals) != arity:
             raise TypeError(f"{name} takes {arity} operand(s), got {len(avals)}")
         first = avals[0]
@@ -95,21 +114,21 @@ def _all_weak(weaks: Sequence[bool], params: Mapping[str, ParamValue]) -> bool:
     return all(weaks)
 
 
-def _define(
-    name: str, arity: int, kinds: str, fn: Callable[..., Any], out_dtype: DType | None = None
-) -> Primitive:
-    """An elementwise primitive computed on the host by the NumPy function ``fn``.
+def _elementwise(
+    p: Primitive, arity: int, kinds: str, fn: Callable[..., NpArray], out_dtype: DType | None = None
+) -> None:
+    """Give ``p`` the family's abstract eval and an impl computed on the host by NumPy's ``fn``.
 
     Without ``out_dtype`` the result has the operands' dtype: NumPy's ufunc loops may widen
     (float16, bfloat16) or return NumPy scalars for 0-d operands, so results are cast back.
+    ``p.eager_rule`` is the eager fast path for ``ArrayImpl`` operands of valid types.
     """
-    p = Primitive(name, param_names=())
-    abstract_eval = _nary_abstract_eval(name, arity, kinds, out_dtype)
+    abstract_eval = _nary_abstract_eval(p.name, arity, kinds, out_dtype)
     p.def_abstract_eval(abstract_eval)
     accepted = _accepted(kinds)
     fixed_dtype = out_dtype
 
-    def checked_impl(*args: NpArray) -> NpArray:
+    def impl(*args: NpArray) -> NpArray:
         # NumPy would broadcast or promote silently where lax does not: anything unusual is
         # re-checked by the shape/dtype rule (which raises).
         first = args[0]
@@ -161,28 +180,33 @@ def _define(
             return ArrayImpl(out, weak, None, y._aval)
         return ArrayImpl(out, weak)
 
-    p.def_impl(checked_impl)
+    p.def_impl(impl)
     p.eager_rule = eager_unary if arity == 1 else eager_binary
     p.weak_type_rule = _all_weak
+
+
+def _define(name: str, arity: int, kinds: str, fn: Callable[..., NpArray], out_dtype: DType | None = None) -> Primitive:
+    """A parameterless elementwise primitive with ``_elementwise``'s rules, in one call."""
+    p = Primitive(name, params=NoParams)
+    _elementwise(p, arity, kinds, fn, out_dtype)
     return p
 
 
-def _unary(name: str, kinds: str, impl: Callable[[NpArray], NpArray]) -> tuple[Primitive, Callable[[ArrayLike], Array]]:
-    p = _define(name, 1, kinds, impl)
+def _unary_function(p: Primitive) -> UnaryFunction:
+    """The user function of a parameterless unary primitive."""
 
     def fn(x: ArrayLike) -> Array:
         result: Array = CURRENT_TRACE.get().process_primitive(p, (x,), {})  # p.bind(x), one call less
         return result
 
-    fn.__name__ = name
-    fn.__doc__ = f"Elementwise ``{name}`` (``lax.{name}``)."
-    return p, fn
+    fn.__name__ = p.name
+    fn.__doc__ = f"Elementwise ``{p.name}`` (``lax.{p.name}``)."
+    return fn
 
 
-def _binary(
-    name: str, kinds: str, impl: Callable[[NpArray, NpArray], NpArray], out_dtype: DType | None = None
-) -> tuple[Primitive, Callable[[ArrayLike, ArrayLike], Array]]:
-    p = _define(name, 2, kinds, impl, out_dtype)
+def _binary_function(p: Primitive) -> BinaryFunction:
+    """The user function of a parameterless binary primitive: a Python scalar operand takes
+    the other operand's dtype, weakly typed."""
 
     def fn(x: ArrayLike, y: ArrayLike) -> Array:
         if type(x) in PYTHON_SCALARS or type(y) in PYTHON_SCALARS:
@@ -190,16 +214,202 @@ def _binary(
         result: Array = CURRENT_TRACE.get().process_primitive(p, (x, y), {})  # p.bind(x, y)
         return result
 
-    fn.__name__ = name
-    fn.__doc__ = f"Elementwise ``{name}`` (``lax.{name}``); operands share a dtype, rank-0 operands broadcast."
-    return p, fn
+    fn.__name__ = p.name
+    fn.__doc__ = f"Elementwise ``{p.name}`` (``lax.{p.name}``); operands share a dtype, rank-0 operands broadcast."
+    return fn
+
+
+def _quiet(f: Callable[..., NpArray]) -> Callable[..., NpArray]:
+    """``f`` with NumPy's floating-point warnings silenced (XLA computes inf/nan silently)."""
+
+    def impl(*args: NpArray) -> NpArray:
+        with np.errstate(all="ignore"):
+            return f(*args)
+
+    return impl
 
 
 def _real_dtype(dt: DType) -> DType:
     return np.dtype(np.real(np.zeros((), dt)).dtype)
 
 
-def _int_div(x: NpArray, y: NpArray) -> NpArray:
+def _complex_part(p: Primitive, fn: Callable[[NpArray], NpArray], *, real_out: bool) -> None:
+    """Abstract eval and impl of ``real``/``imag``/``conj``: a complex operand, and a result of
+    its real dtype (``real_out``) or its own."""
+
+    @p.def_abstract_eval
+    def _(x: ShapedArray) -> ShapedArray:
+        _check_dtype(p.name, x.dtype, "complex")
+        out = _real_dtype(x.dtype) if real_out else x.dtype
+        return shaped_array(x.shape, out, x.weak_type)
+
+    p.def_impl(lambda x: np.asarray(fn(x)))
+
+
+def _shift_amount(x: NpArray, y: NpArray) -> tuple[NpArray, NpArray, int]:
+    """The amounts as unsigned integers (XLA reads them so: negative ones are huge), a mask of
+    those below the bit width, and the width."""
+    bits = x.dtype.itemsize * 8
+    amount = y.astype(f"u{x.dtype.itemsize}")
+    return amount, amount < bits, bits
+
+
+# -- helpers of the jvp and transpose rules ---------------------------------------------------
+def _aval(x: object) -> ShapedArray:
+    return x.aval if type(x) is UndefinedPrimal else get_aval(x)
+
+
+def _unbroadcast(ct: Array, operand: LinearOperand) -> Array:
+    """Sum a cotangent down to a rank-0 operand that was broadcast by the shape rule."""
+    a = _aval(operand)
+    if a.shape == () and get_aval(ct).shape != ():
+        from fcore.lax.reductions import reduce_sum  # lazy: reductions imports this module
+
+        ct = reduce_sum(ct, tuple(range(get_aval(ct).ndim)))
+    return _weak_like(ct, a)
+
+
+def _weak_like(ct: Array, a: ShapedArray) -> Array:
+    """The cotangent of a weak operand that met a strong one of its dtype is weak again.
+
+    JAX stages a weak-to-strong ``convert_element_type`` there, whose transpose restores
+    the weak type; fcore stages no conversion, so its transpose rules restore it
+    (docs/ir.md, "Differences from JAX's text").
+    """
+    if a.weak_type and not get_aval(ct).weak_type:
+        weak: Array = convert_element_type_p.bind(ct, new_dtype=a.dtype, weak_type=True)
+        return weak
+    return ct
+
+
+def _zeros(x: Array) -> Array:
+    zeros: Array = instantiate(Zero(_aval(x).strip_weak_type()))
+    return zeros
+
+
+def _full_like(x: object, value: float) -> Array:
+    """A weakly typed rank-0 ``value`` of ``x``'s dtype."""
+    return weak_scalar(value, _aval(x).dtype)
+
+
+def _balanced_eq(x: Array, z: Array, y: Array) -> Array:
+    """1 where x is the extremum ``z``, 0.5 on ties (as JAX), so the gradient is split."""
+    dt = _aval(z).dtype
+    return div(convert_element_type(eq(x, z), dt), add(_full_like(z, 1.0), convert_element_type(eq(y, z), dt)))
+
+
+# -- lowering helpers ---------------------------------------------------------------------------
+def _lower_unary(op: str) -> Callable[[LoweringRuleContext, str], str]:
+    def rule(ctx: LoweringRuleContext, x: str) -> str:
+        if op.startswith("chlo."):  # chlo's custom form: `chlo.asin %x : tensor<..> -> tensor<..>`
+            t = tensor_type(ctx.avals_out[0])
+            return ctx.emit(f"{op} {x} : {t} -> {t}")
+        return ctx.op(op, [x], ctx.avals_out[0])
+
+    return rule
+
+
+def _lower_typed_unary(op: str) -> Callable[[LoweringRuleContext, str], str]:
+    """A unary op whose result type differs from its operand's (``is_finite``, ``real``)."""
+
+    def rule(ctx: LoweringRuleContext, x: str) -> str:
+        return ctx.op_typed(op, [x], ctx.avals_in, ctx.avals_out[0])
+
+    return rule
+
+
+def _lower_nary(op: str) -> Callable[..., str]:
+    def rule(ctx: LoweringRuleContext, *xs: str) -> str:
+        out = ctx.avals_out[0]
+        args = [ctx.broadcast(x, a, out.shape) for x, a in zip(xs, ctx.avals_in)]
+        if op.startswith("chlo."):  # `chlo.next_after %a, %b : tensor<..>, tensor<..> -> tensor<..>`
+            t = tensor_type(out)
+            return ctx.emit(f"{op} {', '.join(args)} : {', '.join([t] * len(args))} -> {t}")
+        return ctx.op(op, args, out)
+
+    return rule
+
+
+def _compare_type(dt: DType) -> str:
+    if dtypes.is_inexact(dt):
+        return "FLOAT"
+    return "SIGNED" if dtypes.is_signed_int(dt) else "UNSIGNED"
+
+
+def _lower_compare(direction: str) -> Callable[[LoweringRuleContext, str, str], str]:
+    def rule(ctx: LoweringRuleContext, x: str, y: str) -> str:
+        a, b = ctx.avals_in
+        shape = ctx.avals_out[0].shape
+        x, y = ctx.broadcast(x, a, shape), ctx.broadcast(y, b, shape)
+        full = [a.update(shape=shape), b.update(shape=shape)]
+        return ctx.op_typed(f"stablehlo.compare {direction},", [x, y], full, ctx.avals_out[0], f", {_compare_type(a.dtype)}")
+
+    return rule
+
+
+# ==========================================================================================
+# Arithmetic
+# ==========================================================================================
+neg_p = Primitive("neg", params=NoParams)
+_elementwise(neg_p, 1, _NUM, np.negative)
+deflinear(neg_p)
+transpose_rules.register(neg_p)(lambda ct, x: [neg(ct)])
+defvectorized(neg_p)
+lowering_rules.register(neg_p)(_lower_unary("stablehlo.negate"))
+neg: UnaryFunction = _unary_function(neg_p)
+
+
+add_p = Primitive("add", params=NoParams)
+_elementwise(add_p, 2, _NUM, np.add)
+defjvp(add_p, lambda g, x, y: g, lambda g, x, y: g)
+
+
+@transpose_rules.register(add_p)
+def _add_transpose(ct: Array, x: LinearOperand, y: LinearOperand) -> list[Array | None]:
+    return [_unbroadcast(ct, x) if is_undefined(x) else None, _unbroadcast(ct, y) if is_undefined(y) else None]
+
+
+defbroadcasting(add_p)
+lowering_rules.register(add_p)(_lower_nary("stablehlo.add"))
+add: BinaryFunction = _binary_function(add_p)
+
+
+sub_p = Primitive("sub", params=NoParams)
+_elementwise(sub_p, 2, _NUM, np.subtract)
+defjvp(sub_p, lambda g, x, y: g, lambda g, x, y: neg(g))
+
+
+@transpose_rules.register(sub_p)
+def _sub_transpose(ct: Array, x: LinearOperand, y: LinearOperand) -> list[Array | None]:
+    return [_unbroadcast(ct, x) if is_undefined(x) else None,
+            _unbroadcast(neg(ct), y) if is_undefined(y) else None]
+
+
+defbroadcasting(sub_p)
+lowering_rules.register(sub_p)(_lower_nary("stablehlo.subtract"))
+sub: BinaryFunction = _binary_function(sub_p)
+
+
+mul_p = Primitive("mul", params=NoParams)
+_elementwise(mul_p, 2, _NUM, np.multiply)
+defjvp(mul_p, lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
+
+
+@transpose_rules.register(mul_p)
+def _mul_transpose(ct: Array, x: LinearOperand, y: LinearOperand) -> list[Array | None]:
+    if isinstance(x, UndefinedPrimal):
+        if isinstance(y, UndefinedPrimal):
+            raise ValueError("mul is not linear in both operands at once")
+        return [_unbroadcast(mul(ct, y), x), None]
+    return [None, _unbroadcast(mul(x, ct), y)]
+
+
+defbroadcasting(mul_p)
+lowering_rules.register(mul_p)(_lower_nary("stablehlo.multiply"))
+mul: BinaryFunction = _binary_function(mul_p)
+
+
+def _div_impl(x: NpArray, y: NpArray) -> NpArray:
     """Truncating integer division; ``x / 0`` is -1 (all ones), as XLA computes it."""
     if dtypes.is_integer(x.dtype):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -211,7 +421,24 @@ def _int_div(x: NpArray, y: NpArray) -> NpArray:
     return np.asarray(np.divide(x, y))
 
 
-def _rem(x: NpArray, y: NpArray) -> NpArray:
+div_p = Primitive("div", params=NoParams)
+_elementwise(div_p, 2, _NUM, _quiet(_div_impl))
+defjvp(div_p, lambda g, x, y: div(g, y), lambda g, x, y: mul(neg(g), div(x, mul(y, y))))
+
+
+@transpose_rules.register(div_p)
+def _div_transpose(ct: Array, x: LinearOperand, y: LinearOperand) -> list[Array | None]:
+    if isinstance(y, UndefinedPrimal):
+        raise ValueError("div is linear only in its numerator")
+    return [_unbroadcast(div(ct, y), x), None]
+
+
+defbroadcasting(div_p)
+lowering_rules.register(div_p)(_lower_nary("stablehlo.divide"))
+div: BinaryFunction = _binary_function(div_p)
+
+
+def _rem_impl(x: NpArray, y: NpArray) -> NpArray:
     """C-style remainder; ``x % 0`` is ``x`` for integers, as XLA computes it."""
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.asarray(np.fmod(x, y))
@@ -220,48 +447,57 @@ def _rem(x: NpArray, y: NpArray) -> NpArray:
         return out
 
 
-def _shift_amount(x: NpArray, y: NpArray) -> tuple[NpArray, NpArray, int]:
-    """The amounts as unsigned integers (XLA reads them so: negative ones are huge), a mask of
-    those below the bit width, and the width."""
-    bits = x.dtype.itemsize * 8
-    amount = y.astype(f"u{x.dtype.itemsize}")
-    return amount, amount < bits, bits
+rem_p = Primitive("rem", params=NoParams)
+_elementwise(rem_p, 2, _NUM, _rem_impl)
+defjvp(rem_p, lambda g, x, y: g,
+       lambda g, x, y: mul(neg(g), mul(sign(div(x, y)), floor(abs(div(x, y))))))
+defbroadcasting(rem_p)
+lowering_rules.register(rem_p)(_lower_nary("stablehlo.remainder"))
+rem: BinaryFunction = _binary_function(rem_p)
 
 
-def _shift_left(x: NpArray, y: NpArray) -> NpArray:
-    """``x << y``; amounts at or past the bit width give 0, as in XLA."""
-    amount, ok = _shift_amount(x, y)[:2]
-    with np.errstate(over="ignore"):
-        return np.where(ok, np.left_shift(x, np.where(ok, amount, 0).astype(x.dtype)), np.zeros((), x.dtype))
+def _replace_zero(x: Array) -> Array:
+    """``x`` with zeros replaced by ones (so log(x) stays finite where its factor is zero)."""
+    return add(x, convert_element_type(eq(x, _full_like(x, 0.0)), _aval(x).dtype))
 
 
-def _shift_right_arithmetic(x: NpArray, y: NpArray) -> NpArray:
-    """Sign-filling ``x >> y`` on the bits of ``x``; amounts past the width fill entirely."""
-    amount, ok, bits = _shift_amount(x, y)
-    signed = x.view(f"i{x.dtype.itemsize}")
-    out = np.right_shift(signed, np.where(ok, amount, bits - 1).astype(signed.dtype))
-    return np.asarray(out).view(x.dtype)
+pow_p = Primitive("pow", params=NoParams)
+_elementwise(pow_p, 2, _INEXACT, _quiet(np.power))
+defjvp_with_output(pow_p,
+                   lambda g, ans, x, y: mul(g, mul(y, pow(x, sub(y, _full_like(y, 1.0))))),
+                   lambda g, ans, x, y: mul(g, mul(log(_replace_zero(x)), ans)))
+defbroadcasting(pow_p)
+lowering_rules.register(pow_p)(_lower_nary("stablehlo.power"))
+pow: BinaryFunction = _binary_function(pow_p)
 
 
-def _shift_right_logical(x: NpArray, y: NpArray) -> NpArray:
-    """Zero-filling ``x >> y`` on the bits of ``x``; amounts past the width give 0."""
-    amount, ok = _shift_amount(x, y)[:2]
-    unsigned = x.view(f"u{x.dtype.itemsize}")
-    out = np.where(ok, np.right_shift(unsigned, np.where(ok, amount, 0).astype(unsigned.dtype)), np.zeros((), unsigned.dtype))
-    return np.asarray(out).view(x.dtype)
+max_p = Primitive("max", params=NoParams)
+_elementwise(max_p, 2, _ANY, np.maximum)
+defjvp_with_output(max_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+                   lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
+defbroadcasting(max_p)
+lowering_rules.register(max_p)(_lower_nary("stablehlo.maximum"))
+max: BinaryFunction = _binary_function(max_p)
 
 
-def _logistic(x: NpArray) -> NpArray:
-    with np.errstate(over="ignore"):
-        return np.asarray(1 / (1 + np.exp(-x)))
+min_p = Primitive("min", params=NoParams)
+_elementwise(min_p, 2, _ANY, np.minimum)
+defjvp_with_output(min_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+                   lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
+defbroadcasting(min_p)
+lowering_rules.register(min_p)(_lower_nary("stablehlo.minimum"))
+min: BinaryFunction = _binary_function(min_p)
 
 
-def _rsqrt(x: NpArray) -> NpArray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.asarray(1 / np.sqrt(x))
+nextafter_p = Primitive("nextafter", params=NoParams)
+_elementwise(nextafter_p, 2, "float", np.nextafter)
+defjvp_zero(nextafter_p)
+defbroadcasting(nextafter_p)
+lowering_rules.register(nextafter_p)(_lower_nary("chlo.next_after"))
+nextafter: BinaryFunction = _binary_function(nextafter_p)
 
 
-def _sign(x: NpArray) -> NpArray:
+def _sign_impl(x: NpArray) -> NpArray:
     if dtypes.is_complex(x.dtype):
         with np.errstate(invalid="ignore", divide="ignore"):
             mag = np.abs(x)
@@ -269,98 +505,93 @@ def _sign(x: NpArray) -> NpArray:
     return np.asarray(np.sign(x))
 
 
-def _erf(x: NpArray) -> NpArray:
-    return np.asarray(np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64)))
+sign_p = Primitive("sign", params=NoParams)
+_elementwise(sign_p, 1, _NUM, _sign_impl)
+defjvp_zero(sign_p)
+defvectorized(sign_p)
+lowering_rules.register(sign_p)(_lower_unary("stablehlo.sign"))
+sign: UnaryFunction = _unary_function(sign_p)
 
 
-def _quiet(f: Callable[..., NpArray]) -> Callable[..., NpArray]:
-    def impl(*args: NpArray) -> NpArray:
-        with np.errstate(all="ignore"):
-            return f(*args)
-
-    return impl
-
-
-neg_p, neg = _unary("neg", _NUM, np.negative)
-sign_p, sign = _unary("sign", _NUM, _sign)
-floor_p, floor = _unary("floor", "float", np.floor)
-ceil_p, ceil = _unary("ceil", "float", np.ceil)
-is_finite_p = _define("is_finite", 1, "float", np.isfinite, dtypes.bool_)
-exp_p, exp = _unary("exp", _INEXACT, _quiet(np.exp))
-exp2_p, exp2 = _unary("exp2", _INEXACT, _quiet(np.exp2))
-log_p, log = _unary("log", _INEXACT, _quiet(np.log))
-log1p_p, log1p = _unary("log1p", _INEXACT, _quiet(np.log1p))
-expm1_p, expm1 = _unary("expm1", _INEXACT, _quiet(np.expm1))
-tanh_p, tanh = _unary("tanh", _INEXACT, np.tanh)
-logistic_p, logistic = _unary("logistic", _INEXACT, _logistic)
-sin_p, sin = _unary("sin", _INEXACT, np.sin)
-cos_p, cos = _unary("cos", _INEXACT, np.cos)
-tan_p, tan = _unary("tan", _INEXACT, np.tan)
-asin_p, asin = _unary("asin", _INEXACT, _quiet(np.arcsin))
-acos_p, acos = _unary("acos", _INEXACT, _quiet(np.arccos))
-atan_p, atan = _unary("atan", _INEXACT, np.arctan)
-sinh_p, sinh = _unary("sinh", _INEXACT, _quiet(np.sinh))
-cosh_p, cosh = _unary("cosh", _INEXACT, _quiet(np.cosh))
-asinh_p, asinh = _unary("asinh", _INEXACT, np.arcsinh)
-acosh_p, acosh = _unary("acosh", _INEXACT, _quiet(np.arccosh))
-atanh_p, atanh = _unary("atanh", _INEXACT, _quiet(np.arctanh))
-sqrt_p, sqrt = _unary("sqrt", _INEXACT, _quiet(np.sqrt))
-rsqrt_p, rsqrt = _unary("rsqrt", _INEXACT, _rsqrt)
-cbrt_p, cbrt = _unary("cbrt", "float", np.cbrt)
-erf_p, erf = _unary("erf", "float", _erf)
-not_p, not_ = _unary("not", _INTEGRAL, np.invert)
-
-add_p, add = _binary("add", _NUM, np.add)
-sub_p, sub = _binary("sub", _NUM, np.subtract)
-mul_p, mul = _binary("mul", _NUM, np.multiply)
-div_p, div = _binary("div", _NUM, _quiet(_int_div))
-rem_p, rem = _binary("rem", _NUM, _rem)
-pow_p, pow = _binary("pow", _INEXACT, _quiet(np.power))
-max_p, max = _binary("max", _ANY, np.maximum)
-min_p, min = _binary("min", _ANY, np.minimum)
-atan2_p, atan2 = _binary("atan2", "float", np.arctan2)
-nextafter_p, nextafter = _binary("nextafter", "float", np.nextafter)
-and_p, and_ = _binary("and", _INTEGRAL, np.bitwise_and)
-or_p, or_ = _binary("or", _INTEGRAL, np.bitwise_or)
-xor_p, xor = _binary("xor", _INTEGRAL, np.bitwise_xor)
-shift_left_p, shift_left = _binary("shift_left", "int", _shift_left)
-shift_right_arithmetic_p, shift_right_arithmetic = _binary("shift_right_arithmetic", "int", _shift_right_arithmetic)
-shift_right_logical_p, shift_right_logical = _binary("shift_right_logical", "int", _shift_right_logical)
-eq_p, eq = _binary("eq", _ANY, np.equal, dtypes.bool_)
-ne_p, ne = _binary("ne", _ANY, np.not_equal, dtypes.bool_)
-lt_p, lt = _binary("lt", _NUM + "|bool", np.less, dtypes.bool_)
-le_p, le = _binary("le", _NUM + "|bool", np.less_equal, dtypes.bool_)
-gt_p, gt = _binary("gt", _NUM + "|bool", np.greater, dtypes.bool_)
-ge_p, ge = _binary("ge", _NUM + "|bool", np.greater_equal, dtypes.bool_)
+floor_p = Primitive("floor", params=NoParams)
+_elementwise(floor_p, 1, "float", np.floor)
+defjvp_zero(floor_p)
+defvectorized(floor_p)
+lowering_rules.register(floor_p)(_lower_unary("stablehlo.floor"))
+floor: UnaryFunction = _unary_function(floor_p)
 
 
-def is_finite(x: ArrayLike) -> Array:
-    """Elementwise ``isfinite`` (``lax.is_finite``)."""
-    result: Array = is_finite_p.bind(x)
+ceil_p = Primitive("ceil", params=NoParams)
+_elementwise(ceil_p, 1, "float", np.ceil)
+defjvp_zero(ceil_p)
+defvectorized(ceil_p)
+lowering_rules.register(ceil_p)(_lower_unary("stablehlo.ceil"))
+ceil: UnaryFunction = _unary_function(ceil_p)
+
+
+@attrs.frozen(kw_only=True)
+class RoundParams:
+    """``round[rounding_method]``: 0 rounds halves away from zero, 1 to the nearest even."""
+
+    rounding_method: int
+
+
+round_p = Primitive("round", params=RoundParams)
+
+
+@round_p.def_abstract_eval
+def _round_abstract_eval(x: ShapedArray, *, rounding_method: int) -> ShapedArray:
+    _check_dtype("round", x.dtype, "float")
+    return x
+
+
+@round_p.def_impl
+def _round_impl(x: NpArray, *, rounding_method: int) -> NpArray:
+    if rounding_method == 1:  # to nearest even
+        return np.asarray(np.round(x)).astype(x.dtype, copy=False)
+    return np.asarray(np.sign(x) * np.floor(np.abs(x) + np.asarray(0.5, x.dtype))).astype(x.dtype, copy=False)
+
+
+defjvp_zero(round_p)
+defvectorized(round_p)
+
+
+@lowering_rules.register(round_p)
+def _round_lowering(ctx: LoweringRuleContext, x: str, *, rounding_method: int) -> str:
+    op = "stablehlo.round_nearest_even" if rounding_method == 1 else "stablehlo.round_nearest_afz"
+    return ctx.op(op, [x], ctx.avals_out[0])
+
+
+def round(x: ArrayLike, rounding_method: int = 0) -> Array:
+    """Round to integral values; ``rounding_method`` 0 = away from zero, 1 = to nearest even."""
+    result: Array = round_p.bind(x, rounding_method=int(rounding_method))
     return result
 
 
-def square(x: ArrayLike) -> Array:
-    return integer_pow(x, 2)
-
-
-def reciprocal(x: ArrayLike) -> Array:
-    return integer_pow(x, -1)
-
-
-# -- abs: complex inputs give real outputs ---------------------------------------------
-abs_p = Primitive("abs", param_names=())
+abs_p = Primitive("abs", params=NoParams)
 
 
 @abs_p.def_abstract_eval
 def _abs_abstract_eval(x: ShapedArray) -> ShapedArray:
     _check_dtype("abs", x.dtype, _NUM)
-    return shaped_array(x.shape, _real_dtype(x.dtype), x.weak_type)
+    return shaped_array(x.shape, _real_dtype(x.dtype), x.weak_type)  # complex inputs give real outputs
 
 
 @abs_p.def_impl
 def _abs_impl(x: NpArray) -> NpArray:
     return np.asarray(np.abs(x)).astype(_real_dtype(x.dtype), copy=False)
+
+
+defjvp(abs_p, lambda g, x: mul(g, sign(x)) if not dtypes.is_complex(_aval(x).dtype) else
+       div(real(mul(conj(x), g)), abs(x)))
+defvectorized(abs_p)
+
+
+@lowering_rules.register(abs_p)
+def _abs_lowering(ctx: LoweringRuleContext, x: str) -> str:
+    if dtypes.is_complex(ctx.avals_in[0].dtype):
+        return ctx.op_typed("stablehlo.abs", [x], ctx.avals_in, ctx.avals_out[0])
+    return ctx.op("stablehlo.abs", [x], ctx.avals_out[0])
 
 
 def abs(x: ArrayLike) -> Array:
@@ -369,66 +600,14 @@ def abs(x: ArrayLike) -> Array:
     return result
 
 
-# -- complex parts -------------------------------------------------------------------
-def _complex_part(name: str, fn: Callable[[NpArray], NpArray], real_out: bool) -> Primitive:
-    p = Primitive(name, param_names=())
+@attrs.frozen(kw_only=True)
+class IntegerPowParams:
+    """``integer_pow[y]``: ``x ** y`` for the static Python integer ``y``."""
 
-    @p.def_abstract_eval
-    def _(x: ShapedArray) -> ShapedArray:
-        _check_dtype(name, x.dtype, "complex")
-        out = _real_dtype(x.dtype) if real_out else x.dtype
-        return shaped_array(x.shape, out, x.weak_type)
-
-    p.def_impl(lambda x: np.asarray(fn(x)))
-    return p
+    y: int
 
 
-real_p = _complex_part("real", np.real, True)
-imag_p = _complex_part("imag", np.imag, True)
-conj_p = _complex_part("conj", np.conj, False)
-
-
-def real(x: ArrayLike) -> Array:
-    result: Array = real_p.bind(x)
-    return result
-
-
-def imag(x: ArrayLike) -> Array:
-    result: Array = imag_p.bind(x)
-    return result
-
-
-def conj(x: ArrayLike) -> Array:
-    result: Array = conj_p.bind(x)
-    return result
-
-
-complex_p = Primitive("complex", param_names=())
-
-
-@complex_p.def_abstract_eval
-def _complex_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
-    dt = same_dtypes("complex", (x, y))
-    _check_dtype("complex", dt, "float")
-    out = dtypes.complex128 if dt == dtypes.float64 else dtypes.complex64
-    return shaped_array(broadcast_shapes_scalar("complex", (x, y)), out, x.weak_type and y.weak_type)
-
-
-@complex_p.def_impl
-def _complex_impl(x: NpArray, y: NpArray) -> NpArray:
-    out = dtypes.complex128 if x.dtype == dtypes.float64 else dtypes.complex64
-    return np.asarray(x + 1j * y).astype(out)
-
-
-def complex(x: ArrayLike, y: ArrayLike) -> Array:
-    """``x + i y`` (``lax.complex``)."""
-    x, y = match_scalars(x, y)
-    result: Array = complex_p.bind(x, y)
-    return result
-
-
-# -- integer_pow[y] ------------------------------------------------------------------
-integer_pow_p = Primitive("integer_pow", param_names=("y",))
+integer_pow_p = Primitive("integer_pow", params=IntegerPowParams)
 
 
 @integer_pow_p.def_abstract_eval
@@ -446,10 +625,44 @@ def _integer_pow_impl(x: NpArray, *, y: int) -> NpArray:
     with np.errstate(all="ignore"):
         if y == 0:
             return np.ones_like(x)
-        out = np.asarray(x ** builtins.abs(y) if dtypes.is_integer(x.dtype) else np.power(x, np.asarray(builtins.abs(y), x.dtype)))
+        n = builtins.abs(y)
+        out = np.asarray(x**n if dtypes.is_integer(x.dtype) else np.power(x, np.asarray(n, x.dtype)))
         if y < 0:
             out = np.asarray(1 / out)
         return out.astype(x.dtype, copy=False)
+
+
+@jvp_rules.register(integer_pow_p, symbolic_zeros=True)
+def _integer_pow_jvp(primals: list[Array], tangents: list[Tangent], *, y: int) -> tuple[Array, Tangent]:
+    (x,), (t,) = primals, tangents
+    out = integer_pow(x, y)
+    if isinstance(t, Zero):
+        return out, Zero(get_aval(out))
+    if y == 0:
+        return out, Zero(_aval(x))
+    return out, mul(t, mul(_full_like(x, float(y)), integer_pow(x, y - 1)))
+
+
+defvectorized(integer_pow_p)
+
+
+@lowering_rules.register(integer_pow_p)
+def _integer_pow_lowering(ctx: LoweringRuleContext, x: str, *, y: int) -> str:
+    out = ctx.avals_out[0]
+    if y == 0:
+        return ctx.constant(1, out.dtype, out.shape)
+    acc: str | None = None
+    base, n = x, builtins.abs(y)
+    while n:  # square-and-multiply
+        if n & 1:
+            acc = base if acc is None else ctx.op("stablehlo.multiply", [acc, base], out)
+        n >>= 1
+        if n:
+            base = ctx.op("stablehlo.multiply", [base, base], out)
+    assert acc is not None
+    if y < 0:
+        return ctx.op("stablehlo.divide", [ctx.constant(1, out.dtype, out.shape), acc], out)
+    return acc
 
 
 def integer_pow(x: ArrayLike, y: int) -> Array:
@@ -458,31 +671,526 @@ def integer_pow(x: ArrayLike, y: int) -> Array:
     return result
 
 
-# -- round[rounding_method] ------------------------------------------------------------
-round_p = Primitive("round", param_names=("rounding_method",))
+sqrt_p = Primitive("sqrt", params=NoParams)
+_elementwise(sqrt_p, 1, _INEXACT, _quiet(np.sqrt))
+defjvp_with_output(sqrt_p, lambda g, ans, x: div(g, mul(_full_like(x, 2.0), ans)))
+defvectorized(sqrt_p)
+lowering_rules.register(sqrt_p)(_lower_unary("stablehlo.sqrt"))
+sqrt: UnaryFunction = _unary_function(sqrt_p)
 
 
-@round_p.def_abstract_eval
-def _round_abstract_eval(x: ShapedArray, *, rounding_method: int) -> ShapedArray:
-    _check_dtype("round", x.dtype, "float")
-    return x
+def _rsqrt_impl(x: NpArray) -> NpArray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(1 / np.sqrt(x))
 
 
-@round_p.def_impl
-def _round_impl(x: NpArray, *, rounding_method: int) -> NpArray:
-    if rounding_method == 1:  # to nearest even
-        return np.asarray(np.round(x)).astype(x.dtype, copy=False)
-    return np.asarray(np.sign(x) * np.floor(np.abs(x) + np.asarray(0.5, x.dtype))).astype(x.dtype, copy=False)
+rsqrt_p = Primitive("rsqrt", params=NoParams)
+_elementwise(rsqrt_p, 1, _INEXACT, _rsqrt_impl)
+defjvp_with_output(rsqrt_p, lambda g, ans, x: mul(g, mul(_full_like(x, -0.5), div(ans, x))))
+defvectorized(rsqrt_p)
+lowering_rules.register(rsqrt_p)(_lower_unary("stablehlo.rsqrt"))
+rsqrt: UnaryFunction = _unary_function(rsqrt_p)
 
 
-def round(x: ArrayLike, rounding_method: int = 0) -> Array:
-    """Round to integral values; ``rounding_method`` 0 = away from zero, 1 = to nearest even."""
-    result: Array = round_p.bind(x, rounding_method=int(rounding_method))
+cbrt_p = Primitive("cbrt", params=NoParams)
+_elementwise(cbrt_p, 1, "float", np.cbrt)
+defjvp_with_output(cbrt_p, lambda g, ans, x: mul(g, mul(_full_like(x, 1.0 / 3.0), integer_pow(ans, -2))))
+defvectorized(cbrt_p)
+lowering_rules.register(cbrt_p)(_lower_unary("stablehlo.cbrt"))
+cbrt: UnaryFunction = _unary_function(cbrt_p)
+
+
+# ==========================================================================================
+# Exponentials, logarithms, trigonometric and hyperbolic functions
+# ==========================================================================================
+exp_p = Primitive("exp", params=NoParams)
+_elementwise(exp_p, 1, _INEXACT, _quiet(np.exp))
+defjvp_with_output(exp_p, lambda g, ans, x: mul(g, ans))
+defvectorized(exp_p)
+lowering_rules.register(exp_p)(_lower_unary("stablehlo.exponential"))
+exp: UnaryFunction = _unary_function(exp_p)
+
+
+exp2_p = Primitive("exp2", params=NoParams)
+_elementwise(exp2_p, 1, _INEXACT, _quiet(np.exp2))
+defjvp_with_output(exp2_p, lambda g, ans, x: mul(g, mul(ans, _full_like(x, math.log(2.0)))))
+defvectorized(exp2_p)
+
+
+@lowering_rules.register(exp2_p)
+def _exp2_lowering(ctx: LoweringRuleContext, x: str) -> str:
+    out = ctx.avals_out[0]
+    two = ctx.constant(2, out.dtype, out.shape)
+    return ctx.op("stablehlo.power", [two, x], out)
+
+
+exp2: UnaryFunction = _unary_function(exp2_p)
+
+
+log_p = Primitive("log", params=NoParams)
+_elementwise(log_p, 1, _INEXACT, _quiet(np.log))
+defjvp(log_p, lambda g, x: div(g, x))
+defvectorized(log_p)
+lowering_rules.register(log_p)(_lower_unary("stablehlo.log"))
+log: UnaryFunction = _unary_function(log_p)
+
+
+log1p_p = Primitive("log1p", params=NoParams)
+_elementwise(log1p_p, 1, _INEXACT, _quiet(np.log1p))
+defjvp(log1p_p, lambda g, x: div(g, add(x, _full_like(x, 1.0))))
+defvectorized(log1p_p)
+lowering_rules.register(log1p_p)(_lower_unary("stablehlo.log_plus_one"))
+log1p: UnaryFunction = _unary_function(log1p_p)
+
+
+expm1_p = Primitive("expm1", params=NoParams)
+_elementwise(expm1_p, 1, _INEXACT, _quiet(np.expm1))
+defjvp_with_output(expm1_p, lambda g, ans, x: mul(g, add(ans, _full_like(x, 1.0))))
+defvectorized(expm1_p)
+lowering_rules.register(expm1_p)(_lower_unary("stablehlo.exponential_minus_one"))
+expm1: UnaryFunction = _unary_function(expm1_p)
+
+
+tanh_p = Primitive("tanh", params=NoParams)
+_elementwise(tanh_p, 1, _INEXACT, np.tanh)
+defjvp_with_output(tanh_p, lambda g, ans, x: mul(g, sub(_full_like(x, 1.0), mul(ans, ans))))
+defvectorized(tanh_p)
+lowering_rules.register(tanh_p)(_lower_unary("stablehlo.tanh"))
+tanh: UnaryFunction = _unary_function(tanh_p)
+
+
+def _logistic_impl(x: NpArray) -> NpArray:
+    with np.errstate(over="ignore"):
+        return np.asarray(1 / (1 + np.exp(-x)))
+
+
+logistic_p = Primitive("logistic", params=NoParams)
+_elementwise(logistic_p, 1, _INEXACT, _logistic_impl)
+defjvp_with_output(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_full_like(x, 1.0), ans))))
+defvectorized(logistic_p)
+lowering_rules.register(logistic_p)(_lower_unary("stablehlo.logistic"))
+logistic: UnaryFunction = _unary_function(logistic_p)
+
+
+sin_p = Primitive("sin", params=NoParams)
+_elementwise(sin_p, 1, _INEXACT, np.sin)
+defjvp(sin_p, lambda g, x: mul(g, cos(x)))
+defvectorized(sin_p)
+lowering_rules.register(sin_p)(_lower_unary("stablehlo.sine"))
+sin: UnaryFunction = _unary_function(sin_p)
+
+
+cos_p = Primitive("cos", params=NoParams)
+_elementwise(cos_p, 1, _INEXACT, np.cos)
+defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))  # the neg stays on the tangent side, where it can cancel
+defvectorized(cos_p)
+lowering_rules.register(cos_p)(_lower_unary("stablehlo.cosine"))
+cos: UnaryFunction = _unary_function(cos_p)
+
+
+tan_p = Primitive("tan", params=NoParams)
+_elementwise(tan_p, 1, _INEXACT, np.tan)
+defjvp_with_output(tan_p, lambda g, ans, x: mul(g, add(_full_like(x, 1.0), mul(ans, ans))))
+defvectorized(tan_p)
+lowering_rules.register(tan_p)(_lower_unary("stablehlo.tan"))
+tan: UnaryFunction = _unary_function(tan_p)
+
+
+asin_p = Primitive("asin", params=NoParams)
+_elementwise(asin_p, 1, _INEXACT, _quiet(np.arcsin))
+defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(_full_like(x, 1.0), mul(x, x)))))
+defvectorized(asin_p)
+lowering_rules.register(asin_p)(_lower_unary("chlo.asin"))
+asin: UnaryFunction = _unary_function(asin_p)
+
+
+acos_p = Primitive("acos", params=NoParams)
+_elementwise(acos_p, 1, _INEXACT, _quiet(np.arccos))
+defjvp(acos_p, lambda g, x: neg(mul(g, rsqrt(sub(_full_like(x, 1.0), mul(x, x))))))
+defvectorized(acos_p)
+lowering_rules.register(acos_p)(_lower_unary("chlo.acos"))
+acos: UnaryFunction = _unary_function(acos_p)
+
+
+atan_p = Primitive("atan", params=NoParams)
+_elementwise(atan_p, 1, _INEXACT, np.arctan)
+defjvp(atan_p, lambda g, x: div(g, add(_full_like(x, 1.0), mul(x, x))))
+defvectorized(atan_p)
+lowering_rules.register(atan_p)(_lower_unary("chlo.atan"))
+atan: UnaryFunction = _unary_function(atan_p)
+
+
+atan2_p = Primitive("atan2", params=NoParams)
+_elementwise(atan2_p, 2, "float", np.arctan2)
+defjvp(atan2_p,
+       lambda g, x, y: mul(g, div(y, add(mul(x, x), mul(y, y)))),
+       lambda g, x, y: neg(mul(g, div(x, add(mul(x, x), mul(y, y))))))
+defbroadcasting(atan2_p)
+lowering_rules.register(atan2_p)(_lower_nary("stablehlo.atan2"))
+atan2: BinaryFunction = _binary_function(atan2_p)
+
+
+sinh_p = Primitive("sinh", params=NoParams)
+_elementwise(sinh_p, 1, _INEXACT, _quiet(np.sinh))
+defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
+defvectorized(sinh_p)
+lowering_rules.register(sinh_p)(_lower_unary("chlo.sinh"))
+sinh: UnaryFunction = _unary_function(sinh_p)
+
+
+cosh_p = Primitive("cosh", params=NoParams)
+_elementwise(cosh_p, 1, _INEXACT, _quiet(np.cosh))
+defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
+defvectorized(cosh_p)
+lowering_rules.register(cosh_p)(_lower_unary("chlo.cosh"))
+cosh: UnaryFunction = _unary_function(cosh_p)
+
+
+asinh_p = Primitive("asinh", params=NoParams)
+_elementwise(asinh_p, 1, _INEXACT, np.arcsinh)
+defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(mul(x, x), _full_like(x, 1.0)))))
+defvectorized(asinh_p)
+lowering_rules.register(asinh_p)(_lower_unary("chlo.asinh"))
+asinh: UnaryFunction = _unary_function(asinh_p)
+
+
+acosh_p = Primitive("acosh", params=NoParams)
+_elementwise(acosh_p, 1, _INEXACT, _quiet(np.arccosh))
+defjvp(acosh_p, lambda g, x: mul(g, rsqrt(sub(mul(x, x), _full_like(x, 1.0)))))
+defvectorized(acosh_p)
+lowering_rules.register(acosh_p)(_lower_unary("chlo.acosh"))
+acosh: UnaryFunction = _unary_function(acosh_p)
+
+
+atanh_p = Primitive("atanh", params=NoParams)
+_elementwise(atanh_p, 1, _INEXACT, _quiet(np.arctanh))
+defjvp(atanh_p, lambda g, x: div(g, sub(_full_like(x, 1.0), mul(x, x))))
+defvectorized(atanh_p)
+lowering_rules.register(atanh_p)(_lower_unary("chlo.atanh"))
+atanh: UnaryFunction = _unary_function(atanh_p)
+
+
+def _erf_impl(x: NpArray) -> NpArray:
+    return np.asarray(np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64)))
+
+
+erf_p = Primitive("erf", params=NoParams)
+_elementwise(erf_p, 1, "float", _erf_impl)
+defjvp(erf_p, lambda g, x: mul(g, mul(_full_like(x, 2.0 / math.sqrt(math.pi)), exp(neg(mul(x, x))))))
+defvectorized(erf_p)
+lowering_rules.register(erf_p)(_lower_unary("chlo.erf"))
+erf: UnaryFunction = _unary_function(erf_p)
+
+
+is_finite_p = Primitive("is_finite", params=NoParams)
+_elementwise(is_finite_p, 1, "float", np.isfinite, dtypes.bool_)
+defjvp_zero(is_finite_p)
+defvectorized(is_finite_p)
+lowering_rules.register(is_finite_p)(_lower_typed_unary("stablehlo.is_finite"))
+is_finite: UnaryFunction = _unary_function(is_finite_p)
+
+
+# ==========================================================================================
+# Comparisons, logical and bitwise operations, shifts
+# ==========================================================================================
+eq_p = Primitive("eq", params=NoParams)
+_elementwise(eq_p, 2, _ANY, np.equal, dtypes.bool_)
+defjvp_zero(eq_p)
+defbroadcasting(eq_p)
+lowering_rules.register(eq_p)(_lower_compare("EQ"))
+eq: BinaryFunction = _binary_function(eq_p)
+
+
+ne_p = Primitive("ne", params=NoParams)
+_elementwise(ne_p, 2, _ANY, np.not_equal, dtypes.bool_)
+defjvp_zero(ne_p)
+defbroadcasting(ne_p)
+lowering_rules.register(ne_p)(_lower_compare("NE"))
+ne: BinaryFunction = _binary_function(ne_p)
+
+
+lt_p = Primitive("lt", params=NoParams)
+_elementwise(lt_p, 2, _ANY, np.less, dtypes.bool_)
+defjvp_zero(lt_p)
+defbroadcasting(lt_p)
+lowering_rules.register(lt_p)(_lower_compare("LT"))
+lt: BinaryFunction = _binary_function(lt_p)
+
+
+le_p = Primitive("le", params=NoParams)
+_elementwise(le_p, 2, _ANY, np.less_equal, dtypes.bool_)
+defjvp_zero(le_p)
+defbroadcasting(le_p)
+lowering_rules.register(le_p)(_lower_compare("LE"))
+le: BinaryFunction = _binary_function(le_p)
+
+
+gt_p = Primitive("gt", params=NoParams)
+_elementwise(gt_p, 2, _ANY, np.greater, dtypes.bool_)
+defjvp_zero(gt_p)
+defbroadcasting(gt_p)
+lowering_rules.register(gt_p)(_lower_compare("GT"))
+gt: BinaryFunction = _binary_function(gt_p)
+
+
+ge_p = Primitive("ge", params=NoParams)
+_elementwise(ge_p, 2, _ANY, np.greater_equal, dtypes.bool_)
+defjvp_zero(ge_p)
+defbroadcasting(ge_p)
+lowering_rules.register(ge_p)(_lower_compare("GE"))
+ge: BinaryFunction = _binary_function(ge_p)
+
+
+not_p = Primitive("not", params=NoParams)
+_elementwise(not_p, 1, _INTEGRAL, np.invert)
+defjvp_zero(not_p)
+defvectorized(not_p)
+lowering_rules.register(not_p)(_lower_unary("stablehlo.not"))
+not_: UnaryFunction = _unary_function(not_p)
+
+
+and_p = Primitive("and", params=NoParams)
+_elementwise(and_p, 2, _INTEGRAL, np.bitwise_and)
+defjvp_zero(and_p)
+defbroadcasting(and_p)
+lowering_rules.register(and_p)(_lower_nary("stablehlo.and"))
+and_: BinaryFunction = _binary_function(and_p)
+
+
+or_p = Primitive("or", params=NoParams)
+_elementwise(or_p, 2, _INTEGRAL, np.bitwise_or)
+defjvp_zero(or_p)
+defbroadcasting(or_p)
+lowering_rules.register(or_p)(_lower_nary("stablehlo.or"))
+or_: BinaryFunction = _binary_function(or_p)
+
+
+xor_p = Primitive("xor", params=NoParams)
+_elementwise(xor_p, 2, _INTEGRAL, np.bitwise_xor)
+defjvp_zero(xor_p)
+defbroadcasting(xor_p)
+lowering_rules.register(xor_p)(_lower_nary("stablehlo.xor"))
+xor: BinaryFunction = _binary_function(xor_p)
+
+
+def _shift_left_impl(x: NpArray, y: NpArray) -> NpArray:
+    """``x << y``; amounts at or past the bit width give 0, as in XLA."""
+    amount, ok = _shift_amount(x, y)[:2]
+    with np.errstate(over="ignore"):
+        return np.where(ok, np.left_shift(x, np.where(ok, amount, 0).astype(x.dtype)), np.zeros((), x.dtype))
+
+
+shift_left_p = Primitive("shift_left", params=NoParams)
+_elementwise(shift_left_p, 2, "int", _shift_left_impl)
+defjvp_zero(shift_left_p)
+defbroadcasting(shift_left_p)
+lowering_rules.register(shift_left_p)(_lower_nary("stablehlo.shift_left"))
+shift_left: BinaryFunction = _binary_function(shift_left_p)
+
+
+def _shift_right_arithmetic_impl(x: NpArray, y: NpArray) -> NpArray:
+    """Sign-filling ``x >> y`` on the bits of ``x``; amounts past the width fill entirely."""
+    amount, ok, bits = _shift_amount(x, y)
+    signed = x.view(f"i{x.dtype.itemsize}")
+    out = np.right_shift(signed, np.where(ok, amount, bits - 1).astype(signed.dtype))
+    return np.asarray(out).view(x.dtype)
+
+
+shift_right_arithmetic_p = Primitive("shift_right_arithmetic", params=NoParams)
+_elementwise(shift_right_arithmetic_p, 2, "int", _shift_right_arithmetic_impl)
+defjvp_zero(shift_right_arithmetic_p)
+defbroadcasting(shift_right_arithmetic_p)
+lowering_rules.register(shift_right_arithmetic_p)(_lower_nary("stablehlo.shift_right_arithmetic"))
+shift_right_arithmetic: BinaryFunction = _binary_function(shift_right_arithmetic_p)
+
+
+def _shift_right_logical_impl(x: NpArray, y: NpArray) -> NpArray:
+    """Zero-filling ``x >> y`` on the bits of ``x``; amounts past the width give 0."""
+    amount, ok = _shift_amount(x, y)[:2]
+    unsigned = x.view(f"u{x.dtype.itemsize}")
+    out = np.where(ok, np.right_shift(unsigned, np.where(ok, amount, 0).astype(unsigned.dtype)), np.zeros((), unsigned.dtype))
+    return np.asarray(out).view(x.dtype)
+
+
+shift_right_logical_p = Primitive("shift_right_logical", params=NoParams)
+_elementwise(shift_right_logical_p, 2, "int", _shift_right_logical_impl)
+defjvp_zero(shift_right_logical_p)
+defbroadcasting(shift_right_logical_p)
+lowering_rules.register(shift_right_logical_p)(_lower_nary("stablehlo.shift_right_logical"))
+shift_right_logical: BinaryFunction = _binary_function(shift_right_logical_p)
+
+
+# ==========================================================================================
+# Complex numbers
+# ==========================================================================================
+real_p = Primitive("real", params=NoParams)
+_complex_part(real_p, np.real, real_out=True)
+deflinear(real_p)
+transpose_rules.register(real_p)(lambda ct, x: [complex(ct, _zeros(ct))])
+defvectorized(real_p)
+lowering_rules.register(real_p)(_lower_typed_unary("stablehlo.real"))
+
+
+def real(x: ArrayLike) -> Array:
+    """The real part of a complex ``x`` (``lax.real``)."""
+    result: Array = real_p.bind(x)
     return result
 
 
-# -- select_n / clamp ------------------------------------------------------------------
-select_n_p = Primitive("select_n", param_names=())
+imag_p = Primitive("imag", params=NoParams)
+_complex_part(imag_p, np.imag, real_out=True)
+deflinear(imag_p)
+transpose_rules.register(imag_p)(lambda ct, x: [complex(_zeros(ct), neg(ct))])
+defvectorized(imag_p)
+lowering_rules.register(imag_p)(_lower_typed_unary("stablehlo.imag"))
+
+
+def imag(x: ArrayLike) -> Array:
+    """The imaginary part of a complex ``x`` (``lax.imag``)."""
+    result: Array = imag_p.bind(x)
+    return result
+
+
+conj_p = Primitive("conj", params=NoParams)
+_complex_part(conj_p, np.conj, real_out=False)
+deflinear(conj_p)
+transpose_rules.register(conj_p)(lambda ct, x: [conj(ct)])
+defvectorized(conj_p)
+
+
+@lowering_rules.register(conj_p)
+def _conj_lowering(ctx: LoweringRuleContext, x: str) -> str:
+    (a,) = ctx.avals_in
+    part = a.update(dtype=_real_dtype(a.dtype))
+    re = ctx.op_typed("stablehlo.real", [x], [a], part)
+    im = ctx.op_typed("stablehlo.imag", [x], [a], part)
+    return ctx.op_typed("stablehlo.complex", [re, ctx.op("stablehlo.negate", [im], part)], [part, part], a)
+
+
+def conj(x: ArrayLike) -> Array:
+    """The complex conjugate of a complex ``x`` (``lax.conj``)."""
+    result: Array = conj_p.bind(x)
+    return result
+
+
+complex_p = Primitive("complex", params=NoParams)
+
+
+@complex_p.def_abstract_eval
+def _complex_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    dt = same_dtypes("complex", (x, y))
+    _check_dtype("complex", dt, "float")
+    out = dtypes.complex128 if dt == dtypes.float64 else dtypes.complex64
+    return shaped_array(broadcast_shapes_scalar("complex", (x, y)), out, x.weak_type and y.weak_type)
+
+
+@complex_p.def_impl
+def _complex_impl(x: NpArray, y: NpArray) -> NpArray:
+    out = dtypes.complex128 if x.dtype == dtypes.float64 else dtypes.complex64
+    return np.asarray(x + 1j * y).astype(out)
+
+
+deflinear(complex_p)
+transpose_rules.register(complex_p)(lambda ct, x, y: [real(ct), neg(imag(ct))])
+defbroadcasting(complex_p)
+
+
+@lowering_rules.register(complex_p)
+def _complex_lowering(ctx: LoweringRuleContext, x: str, y: str) -> str:
+    out = ctx.avals_out[0]
+    a, b = ctx.avals_in
+    x, y = ctx.broadcast(x, a, out.shape), ctx.broadcast(y, b, out.shape)
+    part = a.update(shape=out.shape)
+    return ctx.op_typed("stablehlo.complex", [x, y], [part, part], out)
+
+
+def complex(x: ArrayLike, y: ArrayLike) -> Array:
+    """``x + i y`` (``lax.complex``)."""
+    x, y = match_scalars(x, y)
+    result: Array = complex_p.bind(x, y)
+    return result
+
+
+# ==========================================================================================
+# Conversion, selection, clamping, stop_gradient
+# ==========================================================================================
+@attrs.frozen(kw_only=True)
+class ConvertElementTypeParams:
+    """``convert_element_type[new_dtype, weak_type]``: the result's dtype and weak type."""
+
+    new_dtype: DType
+    weak_type: bool
+
+
+convert_element_type_p = Primitive("convert_element_type", params=ConvertElementTypeParams)
+
+
+@convert_element_type_p.def_abstract_eval
+def _convert_abstract_eval(x: ShapedArray, *, new_dtype: DType, weak_type: bool) -> ShapedArray:
+    return shaped_array(x.shape, new_dtype, weak_type)
+
+
+@convert_element_type_p.def_impl
+def _convert_impl(x: NpArray, *, new_dtype: DType, weak_type: bool) -> NpArray:
+    if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
+        x = np.real(x)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if dtypes.is_integer(new_dtype) and dtypes.is_floating(x.dtype):
+            info = np.iinfo(new_dtype)
+            x = np.nan_to_num(np.trunc(x), nan=0).clip(info.min, info.max)
+        return x.astype(new_dtype)
+
+
+convert_element_type_p.weak_type_rule = lambda weaks, params: bool(params["weak_type"])
+
+
+@jvp_rules.register(convert_element_type_p, symbolic_zeros=True)
+def _convert_jvp(
+    primals: list[Array], tangents: list[Tangent], *, new_dtype: DType, weak_type: bool
+) -> tuple[Array, Tangent]:
+    (x,), (t,) = primals, tangents
+    out: Array = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if type(t) is Zero or not dtypes.is_inexact(new_dtype) or not dtypes.is_inexact(_aval(x).dtype):
+        return out, Zero(get_aval(out))
+    t_out: Array = convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
+    return out, t_out
+
+
+@transpose_rules.register(convert_element_type_p)
+def _convert_transpose(ct: Array, x: LinearOperand, *, new_dtype: DType, weak_type: bool) -> list[Array]:
+    a = _aval(x)
+    return [convert_element_type_p.bind(ct, new_dtype=a.dtype, weak_type=a.weak_type)]
+
+
+defvectorized(convert_element_type_p)
+
+
+@lowering_rules.register(convert_element_type_p)
+def _convert_lowering(ctx: LoweringRuleContext, x: str, *, new_dtype: DType, weak_type: bool) -> str:
+    (a,) = ctx.avals_in
+    out = ctx.avals_out[0]
+    if a.dtype == out.dtype:
+        return x
+    if dtypes.is_complex(a.dtype) and not dtypes.is_complex(out.dtype):
+        part = a.update(dtype=_real_dtype(a.dtype))
+        x = ctx.op_typed("stablehlo.real", [x], [a], part)
+        a = part
+    if dtypes.is_bool(out.dtype):
+        zero = ctx.constant(0, a.dtype, a.shape)
+        return ctx.op_typed("stablehlo.compare NE,", [x, zero], [a, a], out, f", {_compare_type(a.dtype)}")
+    return ctx.op_typed("stablehlo.convert", [x], [a], out)
+
+
+def convert_element_type(x: ArrayLike, new_dtype: DTypeLike, weak_type: bool = False) -> Array:
+    """Cast to ``new_dtype`` (canonicalized for the 64-bit mode), as ``lax.convert_element_type``."""
+    dt = dtypes.canonicalize_dtype(dtypes.to_dtype(new_dtype))
+    if isinstance(x, Array) and x.dtype == dt and x.weak_type == bool(weak_type):
+        return x  # a no-op conversion stages nothing, as in JAX
+    result: Array = convert_element_type_p.bind(x, new_dtype=dt, weak_type=bool(weak_type))
+    return result
+
+
+select_n_p = Primitive("select_n", params=NoParams)
 
 
 @select_n_p.def_abstract_eval
@@ -515,227 +1223,8 @@ def _select_n_impl(which: NpArray, *cases: NpArray) -> NpArray:
 select_n_p.weak_type_rule = lambda weaks, params: all(weaks[1:])
 
 
-def select_n(which: ArrayLike, *cases: ArrayLike) -> Array:
-    """``cases[which]`` elementwise (``lax.select_n``); ``which`` is bool or int32."""
-    result: Array = select_n_p.bind(which, *cases)
-    return result
-
-
-def select(pred: ArrayLike, on_true: ArrayLike, on_false: ArrayLike) -> Array:
-    """``on_true`` where ``pred`` else ``on_false`` (``lax.select``: ``select_n`` with the
-    cases in predicate order)."""
-    return select_n(pred, on_false, on_true)
-
-
-clamp_p = Primitive("clamp", param_names=())
-
-
-@clamp_p.def_abstract_eval
-def _clamp_abstract_eval(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
-    dt = same_dtypes("clamp", (lo, x, hi))
-    _check_dtype("clamp", dt, _NUM)
-    for b in (lo, hi):
-        if b.shape not in ((), x.shape):
-            raise TypeError(f"clamp bounds must be scalars or have the operand's shape {x.shape}, got {b.shape}")
-    return x
-
-
-@clamp_p.def_impl
-def _clamp_impl(lo: NpArray, x: NpArray, hi: NpArray) -> NpArray:
-    return np.asarray(np.minimum(np.maximum(x, lo), hi)).astype(x.dtype, copy=False)
-
-
-clamp_p.weak_type_rule = _all_weak
-
-
-def clamp(lo: ArrayLike, x: ArrayLike, hi: ArrayLike) -> Array:
-    """``min(max(x, lo), hi)`` (``lax.clamp``)."""
-    lo, x = match_scalars(lo, x)
-    hi, x = match_scalars(hi, x)
-    result: Array = clamp_p.bind(lo, x, hi)
-    return result
-
-
-# -- convert_element_type[new_dtype, weak_type] ------------------------------------------
-convert_element_type_p = Primitive("convert_element_type", param_names=("new_dtype", "weak_type"))
-
-
-@convert_element_type_p.def_abstract_eval
-def _convert_abstract_eval(x: ShapedArray, *, new_dtype: DType, weak_type: bool) -> ShapedArray:
-    return shaped_array(x.shape, new_dtype, weak_type)
-
-
-@convert_element_type_p.def_impl
-def _convert_impl(x: NpArray, *, new_dtype: DType, weak_type: bool) -> NpArray:
-    if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
-        x = np.real(x)
-    with np.errstate(invalid="ignore", over="ignore"):
-        if dtypes.is_integer(new_dtype) and dtypes.is_floating(x.dtype):
-            info = np.iinfo(new_dtype)
-            x = np.nan_to_num(np.trunc(x), nan=0).clip(info.min, info.max)
-        return x.astype(new_dtype)
-
-
-convert_element_type_p.weak_type_rule = lambda weaks, params: bool(params["weak_type"])
-
-
-def convert_element_type(x: ArrayLike, new_dtype: Any, weak_type: bool = False) -> Array:
-    """Cast to ``new_dtype`` (canonicalized for the 64-bit mode), as ``lax.convert_element_type``."""
-    dt = dtypes.canonicalize_dtype(dtypes.to_dtype(new_dtype))
-    if isinstance(x, Array) and x.dtype == dt and x.weak_type == bool(weak_type):
-        return x  # a no-op conversion stages nothing, as in JAX
-    result: Array = convert_element_type_p.bind(x, new_dtype=dt, weak_type=bool(weak_type))
-    return result
-
-
-# -- stop_gradient ---------------------------------------------------------------------
-stop_gradient_p = Primitive("stop_gradient", param_names=())
-stop_gradient_p.def_abstract_eval(lambda x: x)
-stop_gradient_p.def_impl(lambda x: x)
-
-
-def stop_gradient(x: ArrayLike) -> Array:
-    """Identity whose derivative is zero."""
-    result: Array = stop_gradient_p.bind(x)
-    return result
-
-
-UNARY: tuple[Primitive, ...] = (
-    neg_p, sign_p, floor_p, ceil_p, is_finite_p, exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p,
-    logistic_p, sin_p, cos_p, tan_p, asin_p, acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p,
-    atanh_p, sqrt_p, rsqrt_p, cbrt_p, erf_p, not_p,
-)
-
-
-# ======================================================================================
-# Transformation rules. Each is written once and used by both the tracing front end
-# and the jaxpr passes (fcore.transforms).
-# ======================================================================================
-from fcore.interpreters.eval import get_aval  # noqa: E402
-from fcore.transforms.ad_util import UndefinedPrimal, Zero, instantiate, is_undefined  # noqa: E402
-from fcore.transforms.batching import defbroadcasting, defvectorized  # noqa: E402
-from fcore.transforms.jvp import deflinear, defjvp, defjvp_with_output, defjvp_zero  # noqa: E402
-
-
-def _aval(x: Any) -> ShapedArray:
-    return x.aval if type(x) is UndefinedPrimal else get_aval(x)
-
-
-def _unbroadcast(ct: Any, operand: Any) -> Any:
-    """Sum a cotangent down to a rank-0 operand that was broadcast by the shape rule."""
-    if type(ct) is Zero:
-        return ct
-    a = _aval(operand)
-    if a.shape == () and get_aval(ct).shape != ():
-        from fcore.lax.reductions import reduce_sum
-
-        ct = reduce_sum(ct, tuple(range(get_aval(ct).ndim)))
-    return _weak_like(ct, a)
-
-
-def _weak_like(ct: Any, a: ShapedArray) -> Any:
-    """The cotangent of a weak operand that met a strong one of its dtype is weak again.
-
-    JAX stages a weak-to-strong ``convert_element_type`` there, whose transpose restores
-    the weak type; fcore stages no conversion, so its transpose rules restore it.
-    """
-    if a.weak_type and not get_aval(ct).weak_type:
-        return convert_element_type_p.bind(ct, new_dtype=a.dtype, weak_type=True)
-    return ct
-
-
-def _zeros(x: Any) -> Any:
-    return instantiate(Zero(_aval(x).strip_weak_type()))
-
-
-def _full_like(x: Any, value: float) -> Array:
-    return _scalar(value, _aval(x).dtype)
-
-
-def _scalar(value: float, dt: DType) -> Array:
-    from fcore.lax._base import weak_scalar
-
-    return weak_scalar(value, dt)
-
-
-for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, stop_gradient_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p,
-           not_p, and_p, or_p, xor_p, nextafter_p, shift_left_p, shift_right_arithmetic_p, shift_right_logical_p):
-    defjvp_zero(_p)
-
-defjvp_with_output(exp_p, lambda g, ans, x: mul(g, ans))
-defjvp_with_output(exp2_p, lambda g, ans, x: mul(g, mul(ans, _full_like(x, math.log(2.0)))))
-defjvp(log_p, lambda g, x: div(g, x))
-defjvp(log1p_p, lambda g, x: div(g, add(x, _full_like(x, 1.0))))
-defjvp_with_output(expm1_p, lambda g, ans, x: mul(g, add(ans, _full_like(x, 1.0))))
-defjvp(sin_p, lambda g, x: mul(g, cos(x)))
-defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))  # the neg stays on the tangent side, where it can cancel
-defjvp_with_output(tan_p, lambda g, ans, x: mul(g, add(_full_like(x, 1.0), mul(ans, ans))))
-defjvp_with_output(tanh_p, lambda g, ans, x: mul(g, sub(_full_like(x, 1.0), mul(ans, ans))))
-defjvp_with_output(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_full_like(x, 1.0), ans))))
-defjvp_with_output(sqrt_p, lambda g, ans, x: div(g, mul(_full_like(x, 2.0), ans)))
-defjvp_with_output(rsqrt_p, lambda g, ans, x: mul(g, mul(_full_like(x, -0.5), div(ans, x))))
-defjvp_with_output(cbrt_p, lambda g, ans, x: mul(g, mul(_full_like(x, 1.0 / 3.0), integer_pow(ans, -2))))
-defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(_full_like(x, 1.0), mul(x, x)))))
-defjvp(acos_p, lambda g, x: neg(mul(g, rsqrt(sub(_full_like(x, 1.0), mul(x, x))))))
-defjvp(atan_p, lambda g, x: div(g, add(_full_like(x, 1.0), mul(x, x))))
-defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
-defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
-defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(mul(x, x), _full_like(x, 1.0)))))
-defjvp(acosh_p, lambda g, x: mul(g, rsqrt(sub(mul(x, x), _full_like(x, 1.0)))))
-defjvp(atanh_p, lambda g, x: div(g, sub(_full_like(x, 1.0), mul(x, x))))
-defjvp(erf_p, lambda g, x: mul(g, mul(_full_like(x, 2.0 / math.sqrt(math.pi)), exp(neg(mul(x, x))))))
-defjvp(abs_p, lambda g, x: mul(g, sign(x)) if not dtypes.is_complex(_aval(x).dtype) else
-       div(real(mul(conj(x), g)), abs(x)))
-defjvp(integer_pow_p, lambda g, x, *, y: (
-    mul(g, mul(_full_like(x, float(y)), integer_pow(x, y - 1))) if y != 0 else Zero(_aval(x))))
-defjvp(atan2_p,
-       lambda g, x, y: mul(g, div(y, add(mul(x, x), mul(y, y)))),
-       lambda g, x, y: neg(mul(g, div(x, add(mul(x, x), mul(y, y))))))
-defjvp(rem_p, lambda g, x, y: g,
-       lambda g, x, y: mul(neg(g), mul(sign(div(x, y)), floor(abs(div(x, y))))))
-
-
-def _replace_zero(x: Any) -> Array:
-    """``x`` with zeros replaced by ones (so log(x) stays finite where its factor is zero)."""
-    return add(x, convert_element_type(eq(x, _full_like(x, 0.0)), _aval(x).dtype))
-
-
-defjvp_with_output(pow_p,
-                   lambda g, ans, x, y: mul(g, mul(y, pow(x, sub(y, _full_like(y, 1.0))))),
-                   lambda g, ans, x, y: mul(g, mul(log(_replace_zero(x)), ans)))
-
-
-def _balanced_eq(x: Any, z: Any, y: Any) -> Array:
-    """1 where x is the extremum, 0.5 on ties (as JAX), so the gradient is split."""
-    dt = _aval(z).dtype
-    return div(convert_element_type(eq(x, z), dt), add(_full_like(z, 1.0), convert_element_type(eq(y, z), dt)))
-
-
-defjvp_with_output(max_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
-                   lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
-defjvp_with_output(min_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
-                   lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
-
-
-def _mask(g: Any, pred: Any) -> Array:
-    return mul(g, convert_element_type(pred, _aval(g).dtype))
-
-
-defjvp(clamp_p,
-       lambda g, lo, x, hi: _mask(g, lt(x, lo)),
-       lambda g, lo, x, hi: _mask(g, and_(gt(x, lo), lt(x, hi))),
-       lambda g, lo, x, hi: _mask(g, lt(hi, x)))
-
-# Linear primitives: jvp applies the primitive to tangents; transpose below.
-for _p in (neg_p, real_p, imag_p, conj_p, complex_p):
-    deflinear(_p)
-defjvp(add_p, lambda g, x, y: g, lambda g, x, y: g)
-defjvp(sub_p, lambda g, x, y: g, lambda g, x, y: neg(g))
-defjvp(mul_p, lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
-defjvp(div_p, lambda g, x, y: div(g, y), lambda g, x, y: mul(neg(g), div(x, mul(y, y))))
-
-
-def _select_n_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
+@jvp_rules.register(select_n_p, symbolic_zeros=True)
+def _select_n_jvp(primals: list[Array], tangents: list[Tangent]) -> tuple[Array, Tangent]:
     which, *cases = primals
     out = select_n(which, *cases)
     case_ts = tangents[1:]
@@ -744,52 +1233,14 @@ def _select_n_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
     return out, select_n(which, *[instantiate(t) for t in case_ts])
 
 
-jvp_rules.register(select_n_p, symbolic_zeros=True)(_select_n_jvp)
-
-
-def _convert_jvp(primals: list[Any], tangents: list[Any], *, new_dtype: DType, weak_type: bool) -> tuple[Any, Any]:
-    (x,), (t,) = primals, tangents
-    out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
-    if type(t) is Zero or not dtypes.is_inexact(new_dtype) or not dtypes.is_inexact(_aval(x).dtype):
-        return out, Zero(get_aval(out))
-    return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
-
-
-jvp_rules.register(convert_element_type_p, symbolic_zeros=True)(_convert_jvp)
-
-
-# -- transpose rules -----------------------------------------------------------------------
-def _add_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
-    return [_unbroadcast(ct, x) if is_undefined(x) else None, _unbroadcast(ct, y) if is_undefined(y) else None]
-
-
-def _sub_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
-    return [_unbroadcast(ct, x) if is_undefined(x) else None,
-            _unbroadcast(neg(ct), y) if is_undefined(y) else None]
-
-
-def _mul_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
-    x_linear, y_linear = type(x) is UndefinedPrimal, type(y) is UndefinedPrimal
-    if x_linear and y_linear:
-        raise ValueError("mul is not linear in both operands at once")
-    if x_linear:
-        return [_unbroadcast(mul(ct, y), x), None]
-    return [None, _unbroadcast(mul(x, ct), y)]
-
-
-def _div_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
-    if is_undefined(y):
-        raise ValueError("div is linear only in its numerator")
-    return [_unbroadcast(div(ct, y), x), None]
-
-
-def _select_n_transpose(ct: Any, which: Any, *cases: Any) -> list[Any]:
-    if is_undefined(which):
+@transpose_rules.register(select_n_p)
+def _select_n_transpose(ct: Array, which: LinearOperand, *cases: LinearOperand) -> list[Array | None]:
+    if isinstance(which, UndefinedPrimal):
         raise ValueError("select_n is not linear in its predicate")
     zeros = _zeros(ct)
-    out: list[Any] = [None]
+    out: list[Array | None] = [None]
     for i, c in enumerate(cases):
-        if is_undefined(c):
+        if isinstance(c, UndefinedPrimal):
             branches = [ct if j == i else zeros for j in range(len(cases))]
             out.append(_weak_like(select_n(which, *branches), c.aval))
         else:
@@ -797,38 +1248,10 @@ def _select_n_transpose(ct: Any, which: Any, *cases: Any) -> list[Any]:
     return out
 
 
-def _convert_transpose(ct: Any, x: Any, *, new_dtype: DType, weak_type: bool) -> list[Any]:
-    a = _aval(x)
-    return [convert_element_type_p.bind(ct, new_dtype=a.dtype, weak_type=a.weak_type)]
-
-
-transpose_rules.register(add_p)(_add_transpose)
-transpose_rules.register(sub_p)(_sub_transpose)
-transpose_rules.register(mul_p)(_mul_transpose)
-transpose_rules.register(div_p)(_div_transpose)
-transpose_rules.register(neg_p)(lambda ct, x: [neg(ct)])
-transpose_rules.register(select_n_p)(_select_n_transpose)
-transpose_rules.register(convert_element_type_p)(_convert_transpose)
-transpose_rules.register(real_p)(lambda ct, x: [complex(ct, _zeros(ct))])
-transpose_rules.register(imag_p)(lambda ct, x: [complex(_zeros(ct), neg(ct))])
-transpose_rules.register(conj_p)(lambda ct, x: [conj(ct)])
-transpose_rules.register(complex_p)(lambda ct, x, y: [real(ct), neg(imag(ct))])
-
-# -- batching rules ----------------------------------------------------------------------
-for _p in UNARY + (abs_p, real_p, imag_p, conj_p, integer_pow_p, round_p, convert_element_type_p,
-                    stop_gradient_p):
-    defvectorized(_p)
-for _p in (add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p, and_p, or_p, xor_p,
-           shift_left_p, shift_right_arithmetic_p, shift_right_logical_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p, complex_p, clamp_p):
-    defbroadcasting(_p)
-
-
 @batching_rules.register(select_n_p)
-def _select_n_batching(axis_size: int, vals: list[Any], dims: list[int | None]) -> tuple[Any, int]:
+def _select_n_batching(axis_size: int, vals: list[Array], dims: list[Dim]) -> tuple[Array, Dim]:
     """Cases never broadcast against each other (only the predicate may be rank 0), so
     every case is given the batch axis at 0, and a batched rank-0 predicate is broadcast."""
-    from fcore.transforms.batching import bdim_at
-
     which, *cases = vals
     which_dim, *case_dims = dims
     c0, d0 = cases[0], case_dims[0]
@@ -841,147 +1264,8 @@ def _select_n_batching(axis_size: int, vals: list[Any], dims: list[int | None]) 
     else:
         new_which = bdim_at(which, which_dim, axis_size, 0)
         if w_aval.ndim == 1 and case_shape:
-            from fcore.transforms.ad_util import vspace
-
             new_which = vspace().broadcast_in_dim(new_which, (axis_size,) + case_shape, (0,))
     return select_n(new_which, *new_cases), 0
-
-# -- lowering rules (StableHLO text) -------------------------------------------------------
-from fcore.backend.lowering import LoweringRuleContext, tensor_type  # noqa: E402
-
-
-def _lower_unary(op: str) -> Callable[..., str]:
-    def rule(ctx: LoweringRuleContext, x: str, **params: ParamValue) -> str:
-        if op.startswith("chlo."):  # chlo's custom form: `chlo.asin %x : tensor<..> -> tensor<..>`
-            t = tensor_type(ctx.avals_out[0])
-            return ctx.emit(f"{op} {x} : {t} -> {t}")
-        return ctx.op(op, [x], ctx.avals_out[0])
-
-    return rule
-
-
-def _lower_nary(op: str) -> Callable[..., str]:
-    def rule(ctx: LoweringRuleContext, *xs: str, **params: ParamValue) -> str:
-        out = ctx.avals_out[0]
-        args = [ctx.broadcast(x, a, out.shape) for x, a in zip(xs, ctx.avals_in)]
-        if op.startswith("chlo."):  # `chlo.next_after %a, %b : tensor<..>, tensor<..> -> tensor<..>`
-            t = tensor_type(out)
-            return ctx.emit(f"{op} {', '.join(args)} : {', '.join([t] * len(args))} -> {t}")
-        return ctx.op(op, args, out)
-
-    return rule
-
-
-def _compare_type(dt: DType) -> str:
-    if dtypes.is_inexact(dt):
-        return "FLOAT"
-    return "SIGNED" if dtypes.is_signed_int(dt) else "UNSIGNED"
-
-
-def _lower_compare(direction: str) -> Callable[..., str]:
-    def rule(ctx: LoweringRuleContext, x: str, y: str) -> str:
-        a, b = ctx.avals_in
-        shape = ctx.avals_out[0].shape
-        x, y = ctx.broadcast(x, a, shape), ctx.broadcast(y, b, shape)
-        full = [a.update(shape=shape), b.update(shape=shape)]
-        return ctx.op_typed(f"stablehlo.compare {direction},", [x, y], full, ctx.avals_out[0], f", {_compare_type(a.dtype)}")
-
-    return rule
-
-
-for _p, _op in [
-    (neg_p, "stablehlo.negate"), (sign_p, "stablehlo.sign"), (floor_p, "stablehlo.floor"), (ceil_p, "stablehlo.ceil"),
-    (exp_p, "stablehlo.exponential"), (log_p, "stablehlo.log"), (log1p_p, "stablehlo.log_plus_one"),
-    (expm1_p, "stablehlo.exponential_minus_one"), (tanh_p, "stablehlo.tanh"), (logistic_p, "stablehlo.logistic"),
-    (sin_p, "stablehlo.sine"), (cos_p, "stablehlo.cosine"), (tan_p, "stablehlo.tan"), (sqrt_p, "stablehlo.sqrt"),
-    (rsqrt_p, "stablehlo.rsqrt"), (cbrt_p, "stablehlo.cbrt"), (not_p, "stablehlo.not"),
-    (asin_p, "chlo.asin"), (acos_p, "chlo.acos"), (atan_p, "chlo.atan"), (sinh_p, "chlo.sinh"),
-    (cosh_p, "chlo.cosh"), (asinh_p, "chlo.asinh"), (acosh_p, "chlo.acosh"), (atanh_p, "chlo.atanh"),
-    (erf_p, "chlo.erf"),
-]:
-    lowering_rules.register(_p)(_lower_unary(_op))
-
-for _p, _op in [
-    (add_p, "stablehlo.add"), (sub_p, "stablehlo.subtract"), (mul_p, "stablehlo.multiply"), (div_p, "stablehlo.divide"),
-    (rem_p, "stablehlo.remainder"), (pow_p, "stablehlo.power"), (max_p, "stablehlo.maximum"),
-    (min_p, "stablehlo.minimum"), (atan2_p, "stablehlo.atan2"), (nextafter_p, "chlo.next_after"),
-    (and_p, "stablehlo.and"), (or_p, "stablehlo.or"), (xor_p, "stablehlo.xor"),
-    (shift_left_p, "stablehlo.shift_left"), (shift_right_arithmetic_p, "stablehlo.shift_right_arithmetic"),
-    (shift_right_logical_p, "stablehlo.shift_right_logical"),
-]:
-    lowering_rules.register(_p)(_lower_nary(_op))
-
-for _p, _dir in [(eq_p, "EQ"), (ne_p, "NE"), (lt_p, "LT"), (le_p, "LE"), (gt_p, "GT"), (ge_p, "GE")]:
-    lowering_rules.register(_p)(_lower_compare(_dir))
-
-
-def _lower_typed_unary(op: str) -> Callable[..., str]:
-    def rule(ctx: LoweringRuleContext, x: str, **params: ParamValue) -> str:
-        return ctx.op_typed(op, [x], ctx.avals_in, ctx.avals_out[0])
-
-    return rule
-
-
-lowering_rules.register(is_finite_p)(_lower_typed_unary("stablehlo.is_finite"))
-lowering_rules.register(real_p)(_lower_typed_unary("stablehlo.real"))
-lowering_rules.register(imag_p)(_lower_typed_unary("stablehlo.imag"))
-
-
-@lowering_rules.register(abs_p)
-def _abs_lowering(ctx: LoweringRuleContext, x: str) -> str:
-    if dtypes.is_complex(ctx.avals_in[0].dtype):
-        return ctx.op_typed("stablehlo.abs", [x], ctx.avals_in, ctx.avals_out[0])
-    return ctx.op("stablehlo.abs", [x], ctx.avals_out[0])
-
-
-@lowering_rules.register(conj_p)
-def _conj_lowering(ctx: LoweringRuleContext, x: str) -> str:
-    (a,) = ctx.avals_in
-    part = a.update(dtype=_real_dtype(a.dtype))
-    re = ctx.op_typed("stablehlo.real", [x], [a], part)
-    im = ctx.op_typed("stablehlo.imag", [x], [a], part)
-    return ctx.op_typed("stablehlo.complex", [re, ctx.op("stablehlo.negate", [im], part)], [part, part], a)
-
-
-@lowering_rules.register(complex_p)
-def _complex_lowering(ctx: LoweringRuleContext, x: str, y: str) -> str:
-    out = ctx.avals_out[0]
-    a, b = ctx.avals_in
-    x, y = ctx.broadcast(x, a, out.shape), ctx.broadcast(y, b, out.shape)
-    part = a.update(shape=out.shape)
-    return ctx.op_typed("stablehlo.complex", [x, y], [part, part], out)
-
-
-@lowering_rules.register(round_p)
-def _round_lowering(ctx: LoweringRuleContext, x: str, *, rounding_method: int) -> str:
-    op = "stablehlo.round_nearest_even" if rounding_method == 1 else "stablehlo.round_nearest_afz"
-    return ctx.op(op, [x], ctx.avals_out[0])
-
-
-@lowering_rules.register(exp2_p)
-def _exp2_lowering(ctx: LoweringRuleContext, x: str) -> str:
-    out = ctx.avals_out[0]
-    two = ctx.constant(2, out.dtype, out.shape)
-    return ctx.op("stablehlo.power", [two, x], out)
-
-
-@lowering_rules.register(integer_pow_p)
-def _integer_pow_lowering(ctx: LoweringRuleContext, x: str, *, y: int) -> str:
-    out = ctx.avals_out[0]
-    if y == 0:
-        return ctx.constant(1, out.dtype, out.shape)
-    acc: str | None = None
-    base, n = x, builtins.abs(y)
-    while n:
-        if n & 1:
-            acc = base if acc is None else ctx.op("stablehlo.multiply", [acc, base], out)
-        n >>= 1
-        if n:
-            base = ctx.op("stablehlo.multiply", [base, base], out)
-    assert acc is not None
-    if y < 0:
-        return ctx.op("stablehlo.divide", [ctx.constant(1, out.dtype, out.shape), acc], out)
-    return acc
 
 
 @lowering_rules.register(select_n_p)
@@ -1004,6 +1288,45 @@ def _select_n_lowering(ctx: LoweringRuleContext, which: str, *cases: str) -> str
     return result
 
 
+def select_n(which: ArrayLike, *cases: ArrayLike) -> Array:
+    """``cases[which]`` elementwise (``lax.select_n``); ``which`` is bool or int32."""
+    result: Array = select_n_p.bind(which, *cases)
+    return result
+
+
+clamp_p = Primitive("clamp", params=NoParams)
+
+
+@clamp_p.def_abstract_eval
+def _clamp_abstract_eval(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
+    dt = same_dtypes("clamp", (lo, x, hi))
+    _check_dtype("clamp", dt, _NUM)
+    for b in (lo, hi):
+        if b.shape not in ((), x.shape):
+            raise TypeError(f"clamp bounds must be scalars or have the operand's shape {x.shape}, got {b.shape}")
+    return x
+
+
+@clamp_p.def_impl
+def _clamp_impl(lo: NpArray, x: NpArray, hi: NpArray) -> NpArray:
+    return np.asarray(np.minimum(np.maximum(x, lo), hi)).astype(x.dtype, copy=False)
+
+
+clamp_p.weak_type_rule = _all_weak
+
+
+def _mask(g: Array, pred: Array) -> Array:
+    """``g`` where ``pred``, else 0."""
+    return mul(g, convert_element_type(pred, _aval(g).dtype))
+
+
+defjvp(clamp_p,
+       lambda g, lo, x, hi: _mask(g, lt(x, lo)),
+       lambda g, lo, x, hi: _mask(g, and_(gt(x, lo), lt(x, hi))),
+       lambda g, lo, x, hi: _mask(g, lt(hi, x)))
+defbroadcasting(clamp_p)
+
+
 @lowering_rules.register(clamp_p)
 def _clamp_lowering(ctx: LoweringRuleContext, lo: str, x: str, hi: str) -> str:
     out = ctx.avals_out[0]
@@ -1011,20 +1334,42 @@ def _clamp_lowering(ctx: LoweringRuleContext, lo: str, x: str, hi: str) -> str:
     return ctx.op("stablehlo.clamp", [ctx.broadcast(lo, lo_a, out.shape), x, ctx.broadcast(hi, hi_a, out.shape)], out)
 
 
-@lowering_rules.register(convert_element_type_p)
-def _convert_lowering(ctx: LoweringRuleContext, x: str, *, new_dtype: DType, weak_type: bool) -> str:
-    (a,) = ctx.avals_in
-    out = ctx.avals_out[0]
-    if a.dtype == out.dtype:
-        return x
-    if dtypes.is_complex(a.dtype) and not dtypes.is_complex(out.dtype):
-        part = a.update(dtype=_real_dtype(a.dtype))
-        x = ctx.op_typed("stablehlo.real", [x], [a], part)
-        a = part
-    if dtypes.is_bool(out.dtype):
-        zero = ctx.constant(0, a.dtype, a.shape)
-        return ctx.op_typed("stablehlo.compare NE,", [x, zero], [a, a], out, f", {_compare_type(a.dtype)}")
-    return ctx.op_typed("stablehlo.convert", [x], [a], out)
+def clamp(lo: ArrayLike, x: ArrayLike, hi: ArrayLike) -> Array:
+    """``min(max(x, lo), hi)`` (``lax.clamp``)."""
+    lo, x = match_scalars(lo, x)
+    hi, x = match_scalars(hi, x)
+    result: Array = clamp_p.bind(lo, x, hi)
+    return result
 
 
+stop_gradient_p = Primitive("stop_gradient", params=NoParams)
+stop_gradient_p.def_abstract_eval(lambda x: x)
+stop_gradient_p.def_impl(lambda x: x)
+defjvp_zero(stop_gradient_p)
+defvectorized(stop_gradient_p)
 lowering_rules.register(stop_gradient_p)(lambda ctx, x: x)
+
+
+def stop_gradient(x: ArrayLike) -> Array:
+    """Identity whose derivative is zero."""
+    result: Array = stop_gradient_p.bind(x)
+    return result
+
+
+# ==========================================================================================
+# Conveniences built from the primitives above
+# ==========================================================================================
+def square(x: ArrayLike) -> Array:
+    """``x * x`` (``lax.square``), as ``integer_pow(x, 2)``."""
+    return integer_pow(x, 2)
+
+
+def reciprocal(x: ArrayLike) -> Array:
+    """``1 / x`` (``lax.reciprocal``), as ``integer_pow(x, -1)``."""
+    return integer_pow(x, -1)
+
+
+def select(pred: ArrayLike, on_true: ArrayLike, on_false: ArrayLike) -> Array:
+    """``on_true`` where ``pred`` else ``on_false`` (``lax.select``: ``select_n`` with the
+    cases in predicate order)."""
+    return select_n(pred, on_false, on_true)
