@@ -13,9 +13,9 @@ from fcore.transforms.ad_util import VSpaceOps, register_vspace_ops
 
 
 def _structural() -> Any:
-    from fcore.lax import structural
+    from fcore.lax import shapes
 
-    return structural
+    return shapes
 
 
 def _broadcast_in_dim(x: Any, shape: tuple[int, ...], dims: tuple[int, ...]) -> Any:
