@@ -13,9 +13,11 @@ from __future__ import annotations
 import builtins
 import enum
 from collections.abc import Callable, Sequence
+from typing import Union
 
 import attrs
 import numpy as np
+from typing_extensions import TypeAlias
 
 from fcore.backend.lowering import LoweringRuleContext, lowering_rules, tensor_type
 from fcore.interpreters.array import Array
@@ -46,7 +48,7 @@ __all__ = [
 ]
 
 #: A gather's ``fill_value`` (``None`` unless the mode is ``FILL_OR_DROP``).
-FillValue = bool | int | float | complex | None
+FillValue: TypeAlias = Union[bool, int, float, complex, None]
 
 
 # -- parameter values: mode and dimension numbers --------------------------------------------

@@ -12,9 +12,11 @@ from __future__ import annotations
 import builtins
 import operator
 from collections.abc import Sequence
+from typing import Union
 
 import attrs
 import numpy as np
+from typing_extensions import TypeAlias
 
 from fcore.backend.lowering import LoweringRuleContext, lowering_rules
 from fcore.interpreters.array import Array
@@ -44,7 +46,7 @@ __all__ = [
 ]
 
 #: What the dynamic slices accept as start indices: one scalar per axis, or a 1-D array of them.
-StartIndices = Sequence[ArrayLike] | Array | NpArray
+StartIndices: TypeAlias = Union[Sequence[ArrayLike], Array, NpArray]
 
 
 # -- helpers shared by the blocks ------------------------------------------------------------
