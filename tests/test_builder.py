@@ -23,7 +23,7 @@ from fcore.ir.params import ParamValue
 from fcore.ir.primitive import Primitive
 from fcore.ir.typecheck import typecheck
 from fcore.lax import elementwise as ew
-from fcore.lax import reductions, structural
+from fcore.lax import reductions, shapes
 
 F32 = dtypes.float32
 V3 = shaped_array((3,), F32)
@@ -71,7 +71,7 @@ def test_build_with_params_equals_traced() -> None:
     traced = fcore.make_jaxpr(lambda a: lax.reduce_sum(lax.integer_pow(lax.transpose(a, (1, 0)), 2), (0,)))(x)
     b = JaxprBuilder()
     a = b.invar(shaped_array((2, 3), F32))
-    (t,) = b.eqn(structural.transpose_p, [a], permutation=(1, 0))
+    (t,) = b.eqn(shapes.transpose_p, [a], permutation=(1, 0))
     (p,) = b.eqn(ew.integer_pow_p, [t], y=2)
     (r,) = b.eqn(reductions.reduce_sum_p, [p], axes=(0,))
     assert b.build([r]) == traced.jaxpr
@@ -79,7 +79,7 @@ def test_build_with_params_equals_traced() -> None:
 
 def test_equation_without_inputs() -> None:
     b = JaxprBuilder()
-    (i,) = b.eqn(structural.iota_p, [], dtype=dtypes.int32, shape=(4,), dimension=0)
+    (i,) = b.eqn(shapes.iota_p, [], dtype=dtypes.int32, shape=(4,), dimension=0)
     assert i.aval == shaped_array((4,), dtypes.int32)
     j = b.build([i])
     assert str(j) == "{ lambda ; . let a:i32[4] = iota[dimension=0 dtype=int32 shape=(4,)] in (a,) }"

@@ -23,7 +23,7 @@ import fcore
 from fcore import lax as flax
 from fcore.core import typecheck
 from fcore.ir import dtypes
-from fcore.lax import structural
+from fcore.lax import gather_scatter, shapes, slicing
 
 Case = Callable[..., Any]
 DT = np.dtype[Any]
@@ -419,9 +419,9 @@ def test_broadcast_in_dim_property(shape: tuple[int, ...], data: st.DataObject) 
 
 
 def test_primitives_are_exported() -> None:
-    for name in structural.__all__:
-        if not name.endswith("_p"):
-            assert getattr(flax, name) is getattr(structural, name)
+    for module in (shapes, slicing, gather_scatter):
+        for name in module.__all__:
+            assert getattr(flax, name) is getattr(module, name)
 
 
 # -- gather / scatter ---------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Transformation and lowering rules of the structural primitives (``fcore.lax.structural``).
+"""Transformation and lowering rules of the structural primitives (``fcore.lax.shapes``,
+``fcore.lax.slicing``, ``fcore.lax.gather_scatter``).
 
 For every primitive: jvp against central differences (float64) and against ``jax.jvp``; the
 transpose is the adjoint of the jvp (``<ybar, J t> == <J^T ybar, t>`` through ``fcore.vjp``) and
@@ -25,7 +26,8 @@ from jax import lax as jlax
 import fcore
 from fcore import lax as flax
 from fcore.core import eval_jaxpr, typecheck
-from fcore.lax import structural
+from fcore.lax import gather_scatter, slicing
+from fcore.lax import shapes as shape_ops
 from fcore.transforms import batch_jaxpr, jvp_jaxpr, linearize_jaxpr, transpose_jaxpr, vjp_jaxpr
 from fcore.transforms.batching import batching_rules
 from fcore.transforms.jvp import jvp_rules
@@ -494,15 +496,15 @@ def test_iota_rules() -> None:
     close(fcore.vmap(f)(np.ones((2, 3), np.float32)), np.tile(np.arange(3, dtype=np.float32), (2, 1)))
     closed = fcore.make_jaxpr(lambda: flax.broadcasted_iota(np.float32, (2, 3), 1))()
     typecheck(jvp_jaxpr(closed, [], True)[0])
-    assert structural.iota_p in batching_rules and structural.iota_p in lowering_rules
+    assert shape_ops.iota_p in batching_rules and shape_ops.iota_p in lowering_rules
 
 
 def test_every_primitive_has_its_rules() -> None:
-    prims = [getattr(structural, n) for n in structural.__all__ if n.endswith("_p")]
+    prims = [getattr(m, n) for m in (shape_ops, slicing, gather_scatter) for n in m.__all__ if n.endswith("_p")]
     assert len(prims) == 17
     for p in prims:
         assert p in jvp_rules and p in batching_rules and p in lowering_rules, p
-        if p not in (structural.iota_p, structural.scatter_min_p, structural.scatter_max_p):  # not linear in anything
+        if p not in (shape_ops.iota_p, gather_scatter.scatter_min_p, gather_scatter.scatter_max_p):  # not linear in anything
             assert p in transpose_rules, p
 
 

@@ -26,15 +26,16 @@ bitwise_or = or_
 bitwise_xor = xor
 bitwise_not = not_
 from fcore.lax import _vspace as _vspace  # registers the ops fcore.transforms needs
-from fcore.lax.structural import (
+from fcore.lax.shapes import (
     broadcast as broadcast, broadcast_in_dim as broadcast_in_dim, broadcasted_iota as broadcasted_iota,
-    concatenate as concatenate, dynamic_index_in_dim as dynamic_index_in_dim,
-    dynamic_slice as dynamic_slice, dynamic_slice_in_dim as dynamic_slice_in_dim,
-    dynamic_update_index_in_dim as dynamic_update_index_in_dim,
-    dynamic_update_slice as dynamic_update_slice,
-    dynamic_update_slice_in_dim as dynamic_update_slice_in_dim, expand_dims as expand_dims,
-    index_in_dim as index_in_dim, iota as iota, pad as pad, reshape as reshape, rev as rev,
-    slice as slice, slice_in_dim as slice_in_dim, squeeze as squeeze, transpose as transpose,
+    concatenate as concatenate, expand_dims as expand_dims, iota as iota, pad as pad, reshape as reshape,
+    rev as rev, squeeze as squeeze, transpose as transpose,
+)
+from fcore.lax.slicing import (
+    dynamic_index_in_dim as dynamic_index_in_dim, dynamic_slice as dynamic_slice,
+    dynamic_slice_in_dim as dynamic_slice_in_dim, dynamic_update_index_in_dim as dynamic_update_index_in_dim,
+    dynamic_update_slice as dynamic_update_slice, dynamic_update_slice_in_dim as dynamic_update_slice_in_dim,
+    index_in_dim as index_in_dim, slice as slice, slice_in_dim as slice_in_dim,
 )
 from fcore.lax.reductions import (
     argmax as argmax, argmin as argmin, cumlogsumexp as cumlogsumexp, cummax as cummax,
@@ -46,7 +47,7 @@ from fcore.lax.dot import (
     DotDimensionNumbers as DotDimensionNumbers, Precision as Precision, dot as dot,
     dot_general as dot_general,
 )
-from fcore.lax.structural import (
+from fcore.lax.gather_scatter import (
     GatherDimensionNumbers as GatherDimensionNumbers, GatherScatterMode as GatherScatterMode,
     ScatterDimensionNumbers as ScatterDimensionNumbers, gather as gather, scatter as scatter,
     scatter_add as scatter_add, scatter_max as scatter_max, scatter_min as scatter_min, scatter_mul as scatter_mul,
@@ -59,10 +60,11 @@ from fcore.lax.sorting import sort as sort, sort_key_val as sort_key_val, top_k 
 from fcore.lax.special import (
     digamma as digamma, erf_inv as erf_inv, erfc as erfc, lgamma as lgamma, polygamma as polygamma, zeta as zeta,
 )
-from fcore.lax.structural import (
+from fcore.lax.shapes import (
     broadcast_to_rank as broadcast_to_rank, collapse as collapse, full as full, full_like as full_like,
-    split as split, stack as stack, tile as tile, unstack as unstack,
+    stack as stack, tile as tile,
 )
+from fcore.lax.slicing import split as split, unstack as unstack
 from fcore.lax.reductions import associative_scan as associative_scan, reduce as reduce
 from fcore.lax.dot import batch_matmul as batch_matmul
 
@@ -83,13 +85,16 @@ from fcore.lax.elementwise import (
     sign_p as sign_p, sin_p as sin_p, sinh_p as sinh_p, sqrt_p as sqrt_p, stop_gradient_p as stop_gradient_p,
     sub_p as sub_p, tan_p as tan_p, tanh_p as tanh_p, xor_p as xor_p,
 )
-from fcore.lax.structural import (
-    broadcast_in_dim_p as broadcast_in_dim_p, concatenate_p as concatenate_p,
-    dynamic_slice_p as dynamic_slice_p, dynamic_update_slice_p as dynamic_update_slice_p,
-    gather_p as gather_p, iota_p as iota_p, pad_p as pad_p, reshape_p as reshape_p, rev_p as rev_p,
-    scatter_add_p as scatter_add_p, scatter_max_p as scatter_max_p, scatter_min_p as scatter_min_p,
-    scatter_mul_p as scatter_mul_p, scatter_p as scatter_p, slice_p as slice_p, squeeze_p as squeeze_p,
-    transpose_p as transpose_p,
+from fcore.lax.shapes import (
+    broadcast_in_dim_p as broadcast_in_dim_p, concatenate_p as concatenate_p, iota_p as iota_p, pad_p as pad_p,
+    reshape_p as reshape_p, rev_p as rev_p, squeeze_p as squeeze_p, transpose_p as transpose_p,
+)
+from fcore.lax.slicing import (
+    dynamic_slice_p as dynamic_slice_p, dynamic_update_slice_p as dynamic_update_slice_p, slice_p as slice_p,
+)
+from fcore.lax.gather_scatter import (
+    gather_p as gather_p, scatter_add_p as scatter_add_p, scatter_max_p as scatter_max_p,
+    scatter_min_p as scatter_min_p, scatter_mul_p as scatter_mul_p, scatter_p as scatter_p,
 )
 from fcore.lax.reductions import (
     argmax_p as argmax_p, argmin_p as argmin_p, cumlogsumexp_p as cumlogsumexp_p, cummax_p as cummax_p,

@@ -7,7 +7,7 @@ import numpy as np
 
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir.avals import ShapedArray
-from fcore.lax import structural
+from fcore.lax import shapes
 from fcore.lax._base import ArrayLike, shape_of
 from fcore.lax.elementwise import add
 from fcore.transforms.ad_util import VSpaceOps, register_vspace_ops
@@ -17,7 +17,7 @@ def zeros_like_aval(aval: ShapedArray) -> Array:
     zero = ArrayImpl(np.zeros((), aval.dtype), aval.weak_type)
     if aval.shape == ():
         return zero
-    return structural.broadcast_in_dim(zero, aval.shape, ())
+    return shapes.broadcast_in_dim(zero, aval.shape, ())
 
 
 def broadcast_batched(x: ArrayLike, axis_size: int, dim: int) -> Array:
@@ -25,13 +25,13 @@ def broadcast_batched(x: ArrayLike, axis_size: int, dim: int) -> Array:
     shape = shape_of(x)
     out_shape = shape[:dim] + (axis_size,) + shape[dim:]
     dims = tuple(i if i < dim else i + 1 for i in range(len(shape)))
-    return structural.broadcast_in_dim(x, out_shape, dims)
+    return shapes.broadcast_in_dim(x, out_shape, dims)
 
 
 def moveaxis(x: ArrayLike, src: int, dst: int) -> Array:
     perm = [i for i in range(len(shape_of(x))) if i != src]
     perm.insert(dst, src)
-    return structural.transpose(x, tuple(perm))
+    return shapes.transpose(x, tuple(perm))
 
 
 register_vspace_ops(
@@ -40,6 +40,6 @@ register_vspace_ops(
         add=add,
         broadcast_batched=broadcast_batched,
         moveaxis=moveaxis,
-        broadcast_in_dim=structural.broadcast_in_dim,
+        broadcast_in_dim=shapes.broadcast_in_dim,
     )
 )

@@ -62,9 +62,9 @@ __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "cond_p", "while
 # Shared helpers
 # =========================================================================================
 def _structural() -> Any:
-    from fcore.lax import structural
+    from fcore.lax import shapes
 
-    return structural
+    return shapes
 
 
 def _pp(avals: Sequence[ShapedArray]) -> str:

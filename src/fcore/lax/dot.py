@@ -6,8 +6,10 @@ operand order. The result dtype follows JAX (XLA's "higher precision type" of th
 or ``preferred_element_type`` when given); ``preferred_element_type`` is recorded as the user
 gave it (``None`` by default), exactly as ``jax.lax.dot_general`` does.
 
-The eager impl reduces every contraction to one batched ``np.matmul`` (BLAS for floats), and
-computes bfloat16/float16 products in float32 like XLA's CPU backend, rounding once at the end.
+The primitive is one block (docs/adding_a_primitive.md), after the helpers its rules use;
+``batch_matmul`` follows it. The eager impl reduces every contraction to one batched
+``np.matmul`` (BLAS for floats), and computes bfloat16/float16 products in float32 like XLA's
+CPU backend, rounding once at the end.
 """
 
 from __future__ import annotations
@@ -15,26 +17,38 @@ from __future__ import annotations
 import enum
 import operator
 from collections.abc import Sequence
-from typing import Any, Union
+from typing import Union
 
+import attrs
 import numpy as np
 from typing_extensions import TypeAlias
 
-from fcore.backend.lowering import lowering_rules
-from fcore.transforms.batching import batching_rules
-from fcore.transforms.transpose import transpose_rules
+from fcore.backend.lowering import LoweringRuleContext, lowering_rules
 from fcore.interpreters.array import Array
+from fcore.interpreters.eval import get_aval
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray, shaped_array
-from fcore.ir.dtypes import DType
+from fcore.ir.dtypes import DType, DTypeLike
+from fcore.lax._base import ArrayLike, NpArray, checked_impl, shape_of
 from fcore.lax._primitive import Primitive
-from fcore.lax._base import ArrayLike, shape_of, checked_impl
+from fcore.lax._rule_helpers import aval_of, bind, prod
+from fcore.lax.elementwise import convert_element_type
+from fcore.lax.shapes import transpose
+from fcore.transforms.ad_util import UndefinedPrimal
+from fcore.transforms.batching import Dim, batching_rules
+from fcore.transforms.jvp import defjvp
+from fcore.transforms.transpose import transpose_rules
 
-NpArray = np.ndarray[Any, Any]
 Dims = tuple[int, ...]
 DotDimensionNumbers: TypeAlias = tuple[tuple[Dims, Dims], tuple[Dims, Dims]]
+#: What ``dot``/``dot_general`` accept: ``((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``,
+#: each an int or a sequence of ints.
+DotDimensionNumbersLike: TypeAlias = Sequence[Sequence[Union[int, Sequence[int]]]]
 
-__all__ = ["Precision", "DotDimensionNumbers", "dot_general_p", "dot_general", "dot", "canonicalize_precision"]
+__all__ = [
+    "Precision", "DotDimensionNumbers", "dot_general_p", "dot_general", "dot",
+    "batch_matmul", "canonicalize_precision",
+]
 
 
 class Precision(enum.Enum):
@@ -164,12 +178,6 @@ def _compute_dtype(lhs: DType, rhs: DType, out: DType) -> DType:
     return np.dtype(wide)
 
 
-# -- dot_general[dimension_numbers, precision, preferred_element_type] ----------------------
-dot_general_p = Primitive("dot_general", param_names=("dimension_numbers", "precision", "preferred_element_type"))
-
-_aval_cache: dict[tuple[ShapedArray, ShapedArray, DotDimensionNumbers, DType | None], ShapedArray] = {}
-
-
 def _check_dims(side: str, ndim: int, contracting: Dims, batch: Dims) -> None:
     for d in (*contracting, *batch):
         if not 0 <= d < ndim:
@@ -189,6 +197,106 @@ def _check_dims(side: str, ndim: int, contracting: Dims, batch: Dims) -> None:
             f"dot_general requires {side} batch dimensions to be disjoint from contracting dimensions, got "
             f"{side}_batch {batch} and {side}_contracting {contracting}."
         )
+
+
+def _dims(d: int | Sequence[int]) -> Dims:
+    return (operator.index(d),) if isinstance(d, int) else tuple(operator.index(i) for i in d)
+
+
+def _remaining(n: int, *taken: Dims) -> Dims:
+    skip = set().union(*taken)
+    return tuple(i for i in range(n) if i not in skip)
+
+
+def _bump(dims: Dims, b: int) -> Dims:
+    return tuple(d + 1 if d >= b else d for d in dims)
+
+
+def _dims_list(dims: Dims) -> str:
+    return f"[{', '.join(map(str, dims))}]"
+
+
+def _dot_general_transpose_lhs(
+    ct: Array,
+    x: Array | UndefinedPrimal,
+    y: Array,
+    *,
+    dimension_numbers: DotDimensionNumbers,
+    precision: CanonicalPrecision,
+    preferred_element_type: DType | None,
+    swap_ans: bool = False,
+) -> Array:
+    """The cotangent of ``x`` in ``dot_general(x, y)`` (JAX's ``_dot_general_transpose_lhs``).
+
+    ``ct``'s axes are (batch, x free, y free) (or (batch, y free, x free) when ``swap_ans``);
+    contracting ``ct``'s y-free axes with y's free axes (and batching the batch axes) gives
+    (batch, x free, x contracting ordered as y's), which a transpose puts back in x's order.
+    """
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    xa = aval_of(x)
+    x_kept = _remaining(xa.ndim, x_contract, x_batch)
+    y_kept = _remaining(aval_of(y).ndim, y_contract, y_batch)
+    nb = len(x_batch)
+    ans_batch = tuple(range(nb))
+    if swap_ans:
+        ans_y = tuple(range(nb, nb + len(y_kept)))
+    else:
+        ans_y = tuple(range(nb + len(x_kept), nb + len(x_kept) + len(y_kept)))
+    dims: DotDimensionNumbers = ((ans_y, y_kept), (ans_batch, y_batch))
+    x_contract_sorted_by_y = tuple(x_contract[i] for i in np.argsort(y_contract, kind="stable"))
+    unsorted_axes = (*x_batch, *x_kept, *x_contract_sorted_by_y)
+    out_axes = tuple(int(i) for i in np.argsort(unsorted_axes))
+    out = bind(
+        dot_general_p, ct, y, dimension_numbers=dims, precision=precision, preferred_element_type=preferred_element_type
+    )
+    x_bar = transpose(out, out_axes)
+    if aval_of(x_bar).dtype != xa.dtype:
+        x_bar = convert_element_type(x_bar, xa.dtype, xa.weak_type)
+    return x_bar
+
+
+def _dot_general_batch_dim_nums(
+    ndims: tuple[int, int], bdims: tuple[Dim, Dim], dimension_numbers: DotDimensionNumbers
+) -> tuple[DotDimensionNumbers, int]:
+    """New dimension numbers and the result's batch axis (JAX's ``_dot_general_batch_dim_nums``).
+
+    Both operands batched: the vmapped axes become a new leading batch dimension of the
+    dot_general. One batched: its vmapped axis is one more free axis of that operand, and the
+    result's batch axis is where that free axis lands among the result's axes.
+    """
+    lhs_ndim, rhs_ndim = ndims
+    lbd, rbd = bdims
+    (lc, rc), (lb, rb) = dimension_numbers
+    if lbd is not None and rbd is not None:
+        lb, rb = (lbd,) + _bump(lb, lbd), (rbd,) + _bump(rb, rbd)
+        lc, rc = _bump(lc, lbd), _bump(rc, rbd)
+        out_dim = 0
+    elif lbd is not None:
+        lhs_free = _remaining(lhs_ndim, lb, lc)  # of the batched lhs: its free axes include lbd
+        out_dim = len(lb) + sum(1 for d in lhs_free if d < lbd)
+        lb, lc = _bump(lb, lbd), _bump(lc, lbd)
+    else:
+        assert rbd is not None
+        rhs_free = _remaining(rhs_ndim, rb, rc)
+        out_dim = lhs_ndim - len(lc) + sum(1 for d in rhs_free if d < rbd)
+        rb, rc = _bump(rb, rbd), _bump(rc, rbd)
+    return ((lc, rc), (lb, rb)), out_dim
+
+
+# -- dot_general[dimension_numbers, precision, preferred_element_type] ----------------------
+@attrs.frozen(kw_only=True)
+class DotGeneralParams:
+    """``dot_general[dimension_numbers, precision, preferred_element_type]``: the contracting and
+    batch axes, one ``Precision`` per operand (or ``None``), and the result dtype asked for."""
+
+    dimension_numbers: DotDimensionNumbers
+    precision: CanonicalPrecision
+    preferred_element_type: DType | None
+
+
+dot_general_p = Primitive("dot_general", params=DotGeneralParams)
+
+_aval_cache: dict[tuple[ShapedArray, ShapedArray, DotDimensionNumbers, DType | None], ShapedArray] = {}
 
 
 @dot_general_p.def_abstract_eval
@@ -255,13 +363,6 @@ def _impl_dtypes(lhs: DType, rhs: DType, preferred: DType | None) -> tuple[DType
     return found
 
 
-def _prod(xs: Sequence[int]) -> int:
-    n = 1
-    for x in xs:
-        n *= x
-    return n
-
-
 @checked_impl(dot_general_p)
 def _dot_general_impl(
     lhs: NpArray,
@@ -283,8 +384,8 @@ def _dot_general_impl(
         ls, rs = lhs.shape, rhs.shape
         lfree = [i for i in range(lhs.ndim) if i not in lc and i not in lb]
         rfree = [i for i in range(rhs.ndim) if i not in rc and i not in rb]
-        b, k = _prod([ls[i] for i in lb]), _prod([ls[i] for i in lc])
-        m, n = _prod([ls[i] for i in lfree]), _prod([rs[i] for i in rfree])
+        b, k = prod([ls[i] for i in lb]), prod([ls[i] for i in lc])
+        m, n = prod([ls[i] for i in lfree]), prod([rs[i] for i in rfree])
         lmat = np.transpose(lhs, (*lb, *lfree, *lc)).reshape(b, m, k)
         rmat = np.transpose(rhs, (*rb, *rc, *rfree)).reshape(b, k, n)
         shape = tuple(ls[i] for i in lb) + tuple(ls[i] for i in lfree) + tuple(rs[i] for i in rfree)
@@ -297,17 +398,117 @@ def _dot_general_impl(
         return out.astype(out_dtype)
 
 
-def _dims(d: int | Sequence[int]) -> Dims:
-    return (operator.index(d),) if isinstance(d, int) else tuple(operator.index(i) for i in d)
+def _dot_general_jvp_lhs(
+    g: Array, x: Array, y: Array, *, dimension_numbers: DotDimensionNumbers, precision: CanonicalPrecision,
+    preferred_element_type: DType | None,
+) -> Array:
+    return bind(
+        dot_general_p, g, y, dimension_numbers=dimension_numbers, precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
+
+
+def _dot_general_jvp_rhs(
+    g: Array, x: Array, y: Array, *, dimension_numbers: DotDimensionNumbers, precision: CanonicalPrecision,
+    preferred_element_type: DType | None,
+) -> Array:
+    return bind(
+        dot_general_p, x, g, dimension_numbers=dimension_numbers, precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
+
+
+defjvp(dot_general_p, _dot_general_jvp_lhs, _dot_general_jvp_rhs)  # bilinear
+
+
+@transpose_rules.register(dot_general_p)
+def _dot_general_transpose(
+    ct: Array,
+    x: Array | UndefinedPrimal,
+    y: Array | UndefinedPrimal,
+    *,
+    dimension_numbers: DotDimensionNumbers,
+    precision: CanonicalPrecision,
+    preferred_element_type: DType | None,
+) -> list[Array | None]:
+    if isinstance(x, UndefinedPrimal):
+        if isinstance(y, UndefinedPrimal):
+            raise ValueError("dot_general is not linear in both operands at once")
+        x_bar = _dot_general_transpose_lhs(
+            ct, x, y, dimension_numbers=dimension_numbers, precision=precision,
+            preferred_element_type=preferred_element_type,
+        )
+        return [x_bar, None]
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    swapped: DotDimensionNumbers = ((y_contract, x_contract), (y_batch, x_batch))
+    y_bar = _dot_general_transpose_lhs(
+        ct, y, x, dimension_numbers=swapped, precision=precision, preferred_element_type=preferred_element_type,
+        swap_ans=True,
+    )
+    return [None, y_bar]
+
+
+@batching_rules.register(dot_general_p)
+def _dot_general_batching(
+    axis_size: int,
+    vals: list[Array],
+    dims: list[Dim],
+    *,
+    dimension_numbers: DotDimensionNumbers,
+    precision: CanonicalPrecision,
+    preferred_element_type: DType | None,
+) -> tuple[Array, Dim]:
+    lhs, rhs = vals
+    lbd, rbd = dims
+    if lbd is None and rbd is None:
+        out = bind(
+            dot_general_p, lhs, rhs, dimension_numbers=dimension_numbers, precision=precision,
+            preferred_element_type=preferred_element_type,
+        )
+        return out, None
+    ndims = (get_aval(lhs).ndim, get_aval(rhs).ndim)
+    new_dims, out_dim = _dot_general_batch_dim_nums(ndims, (lbd, rbd), dimension_numbers)
+    out = bind(
+        dot_general_p, lhs, rhs, dimension_numbers=new_dims, precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
+    return out, out_dim
+
+
+@lowering_rules.register(dot_general_p)
+def _dot_general_lowering(
+    ctx: LoweringRuleContext,
+    lhs: str,
+    rhs: str,
+    *,
+    dimension_numbers: DotDimensionNumbers,
+    precision: CanonicalPrecision,
+    preferred_element_type: DType | None,
+) -> str:
+    """``stablehlo.dot_general`` typed with the result dtype (the preferred one when given);
+    operands of different dtypes are first converted to it, as JAX does on CPU and GPU."""
+    la, ra = ctx.avals_in
+    out = ctx.avals_out[0]
+    if la.dtype != ra.dtype:
+        lhs, rhs = ctx.convert(lhs, la, out.dtype), ctx.convert(rhs, ra, out.dtype)
+        la, ra = la.update(dtype=out.dtype), ra.update(dtype=out.dtype)
+    (lc, rc), (lb, rb) = dimension_numbers
+    attributes = ", "
+    if lb:
+        attributes += f"batching_dims = {_dims_list(lb)} x {_dims_list(rb)}, "
+    attributes += f"contracting_dims = {_dims_list(lc)} x {_dims_list(rc)}"
+    p0, p1 = precision if precision is not None else (Precision.DEFAULT, Precision.DEFAULT)
+    attributes += f", precision = [{p0.name}, {p1.name}]"
+    return ctx.op_typed("stablehlo.dot_general", [lhs, rhs], [la, ra], out, attributes)
 
 
 def dot(
     lhs: ArrayLike,
     rhs: ArrayLike,
     *,
-    dimension_numbers: Any = None,
+    dimension_numbers: DotDimensionNumbersLike | None = None,
     precision: PrecisionLike = None,
-    preferred_element_type: Any = None,
+    preferred_element_type: DTypeLike | None = None,
 ) -> Array:
     """``lax.dot``: a matrix/vector product, or any contraction given ``dimension_numbers``."""
     if dimension_numbers is None:
@@ -331,9 +532,9 @@ def dot(
 def dot_general(
     lhs: ArrayLike,
     rhs: ArrayLike,
-    dimension_numbers: Any,
+    dimension_numbers: DotDimensionNumbersLike,
     precision: PrecisionLike = None,
-    preferred_element_type: Any = None,
+    preferred_element_type: DTypeLike | None = None,
 ) -> Array:
     """``lax.dot_general``: contract ``lhs`` with ``rhs`` over the given contracting and batch axes."""
     return dot(
@@ -341,6 +542,7 @@ def dot_general(
     )
 
 
+# -- conveniences built from the primitive above ----------------------------------------------
 def batch_matmul(lhs: ArrayLike, rhs: ArrayLike, precision: PrecisionLike = None) -> Array:
     """Batched matrix product of ``[..., m, k]`` and ``[..., k, n]`` arrays of equal rank
     and batch shape (``lax.batch_matmul``)."""
@@ -353,183 +555,3 @@ def batch_matmul(lhs: ArrayLike, rhs: ArrayLike, precision: PrecisionLike = None
     nd = len(ls)
     batch = tuple(range(nd - 2))
     return dot_general(lhs, rhs, (((nd - 1,), (nd - 2,)), (batch, batch)), precision=precision)
-
-
-# ======================================================================================
-# Transformation rules. Each is written once and used by both the tracing front end
-# and the jaxpr passes (fcore.transforms).
-# ======================================================================================
-from fcore.interpreters.eval import get_aval  # noqa: E402
-from fcore.lax.elementwise import convert_element_type as _convert  # noqa: E402
-from fcore.lax.structural import transpose as _transpose  # noqa: E402
-from fcore.transforms.ad_util import UndefinedPrimal, is_undefined  # noqa: E402
-from fcore.transforms.batching import Dim  # noqa: E402
-from fcore.transforms.jvp import defjvp  # noqa: E402
-
-
-def _aval(x: Any) -> ShapedArray:
-    return x.aval if isinstance(x, UndefinedPrimal) else get_aval(x)
-
-
-def _remaining(n: int, *taken: Dims) -> Dims:
-    skip = set().union(*taken)
-    return tuple(i for i in range(n) if i not in skip)
-
-
-# -- jvp: bilinear -------------------------------------------------------------------------
-defjvp(
-    dot_general_p,
-    lambda g, x, y, **params: dot_general_p.bind(g, y, **params),
-    lambda g, x, y, **params: dot_general_p.bind(x, g, **params),
-)
-
-
-# -- transpose ----------------------------------------------------------------------------
-def _dot_general_transpose_lhs(
-    ct: Any,
-    x: Any,
-    y: Any,
-    *,
-    dimension_numbers: DotDimensionNumbers,
-    precision: CanonicalPrecision,
-    preferred_element_type: DType | None,
-    swap_ans: bool = False,
-) -> Any:
-    """The cotangent of ``x`` in ``dot_general(x, y)`` (JAX's ``_dot_general_transpose_lhs``).
-
-    ``ct``'s axes are (batch, x free, y free) (or (batch, y free, x free) when ``swap_ans``);
-    contracting ``ct``'s y-free axes with y's free axes (and batching the batch axes) gives
-    (batch, x free, x contracting ordered as y's), which a transpose puts back in x's order.
-    """
-    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
-    xa = _aval(x)
-    x_kept = _remaining(xa.ndim, x_contract, x_batch)
-    y_kept = _remaining(_aval(y).ndim, y_contract, y_batch)
-    nb = len(x_batch)
-    ans_batch = tuple(range(nb))
-    if swap_ans:
-        ans_y = tuple(range(nb, nb + len(y_kept)))
-    else:
-        ans_y = tuple(range(nb + len(x_kept), nb + len(x_kept) + len(y_kept)))
-    dims: DotDimensionNumbers = ((ans_y, y_kept), (ans_batch, y_batch))
-    x_contract_sorted_by_y = tuple(x_contract[i] for i in np.argsort(y_contract, kind="stable"))
-    unsorted_axes = (*x_batch, *x_kept, *x_contract_sorted_by_y)
-    out_axes = tuple(int(i) for i in np.argsort(unsorted_axes))
-    out = dot_general_p.bind(
-        ct, y, dimension_numbers=dims, precision=precision, preferred_element_type=preferred_element_type
-    )
-    x_bar = _transpose(out, out_axes)
-    if _aval(x_bar).dtype != xa.dtype:
-        x_bar = _convert(x_bar, xa.dtype, xa.weak_type)
-    return x_bar
-
-
-def _dot_general_transpose(
-    ct: Any,
-    x: Any,
-    y: Any,
-    *,
-    dimension_numbers: DotDimensionNumbers,
-    precision: CanonicalPrecision,
-    preferred_element_type: DType | None,
-) -> list[Any]:
-    if is_undefined(x) and is_undefined(y):
-        raise ValueError("dot_general is not linear in both operands at once")
-    params: dict[str, Any] = {"precision": precision, "preferred_element_type": preferred_element_type}
-    if is_undefined(x):
-        return [_dot_general_transpose_lhs(ct, x, y, dimension_numbers=dimension_numbers, **params), None]
-    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
-    swapped: DotDimensionNumbers = ((y_contract, x_contract), (y_batch, x_batch))
-    return [None, _dot_general_transpose_lhs(ct, y, x, dimension_numbers=swapped, swap_ans=True, **params)]
-
-
-transpose_rules.register(dot_general_p)(_dot_general_transpose)
-
-
-# -- batching ------------------------------------------------------------------------------
-def _bump(dims: Dims, b: int) -> Dims:
-    return tuple(d + 1 if d >= b else d for d in dims)
-
-
-def _dot_general_batch_dim_nums(
-    ndims: tuple[int, int], bdims: tuple[Dim, Dim], dimension_numbers: DotDimensionNumbers
-) -> tuple[DotDimensionNumbers, int]:
-    """New dimension numbers and the result's batch axis (JAX's ``_dot_general_batch_dim_nums``).
-
-    Both operands batched: the vmapped axes become a new leading batch dimension of the
-    dot_general. One batched: its vmapped axis is one more free axis of that operand, and the
-    result's batch axis is where that free axis lands among the result's axes.
-    """
-    lhs_ndim, rhs_ndim = ndims
-    lbd, rbd = bdims
-    (lc, rc), (lb, rb) = dimension_numbers
-    if lbd is not None and rbd is not None:
-        lb, rb = (lbd,) + _bump(lb, lbd), (rbd,) + _bump(rb, rbd)
-        lc, rc = _bump(lc, lbd), _bump(rc, rbd)
-        out_dim = 0
-    elif lbd is not None:
-        lhs_free = _remaining(lhs_ndim, lb, lc)  # of the batched lhs: its free axes include lbd
-        out_dim = len(lb) + sum(1 for d in lhs_free if d < lbd)
-        lb, lc = _bump(lb, lbd), _bump(lc, lbd)
-    else:
-        assert rbd is not None
-        rhs_free = _remaining(rhs_ndim, rb, rc)
-        out_dim = lhs_ndim - len(lc) + sum(1 for d in rhs_free if d < rbd)
-        rb, rc = _bump(rb, rbd), _bump(rc, rbd)
-    return ((lc, rc), (lb, rb)), out_dim
-
-
-@batching_rules.register(dot_general_p)
-def _dot_general_batching(
-    axis_size: int,
-    vals: list[Any],
-    dims: list[Dim],
-    *,
-    dimension_numbers: DotDimensionNumbers,
-    precision: CanonicalPrecision,
-    preferred_element_type: DType | None,
-) -> tuple[Any, Dim]:
-    lhs, rhs = vals
-    lbd, rbd = dims
-    params: dict[str, Any] = {"precision": precision, "preferred_element_type": preferred_element_type}
-    if lbd is None and rbd is None:
-        return dot_general_p.bind(lhs, rhs, dimension_numbers=dimension_numbers, **params), None
-    new_dims, out_dim = _dot_general_batch_dim_nums(
-        (_aval(lhs).ndim, _aval(rhs).ndim), (lbd, rbd), dimension_numbers
-    )
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=new_dims, **params), out_dim
-
-
-# -- lowering (StableHLO text) --------------------------------------------------------------
-from fcore.backend.lowering import LoweringRuleContext  # noqa: E402
-
-
-def _dims_list(dims: Dims) -> str:
-    return f"[{', '.join(map(str, dims))}]"
-
-
-@lowering_rules.register(dot_general_p)
-def _dot_general_lowering(
-    ctx: LoweringRuleContext,
-    lhs: str,
-    rhs: str,
-    *,
-    dimension_numbers: DotDimensionNumbers,
-    precision: CanonicalPrecision,
-    preferred_element_type: DType | None,
-) -> str:
-    """``stablehlo.dot_general`` typed with the result dtype (the preferred one when given);
-    operands of different dtypes are first converted to it, as JAX does on CPU and GPU."""
-    la, ra = ctx.avals_in
-    out = ctx.avals_out[0]
-    if la.dtype != ra.dtype:
-        lhs, rhs = ctx.convert(lhs, la, out.dtype), ctx.convert(rhs, ra, out.dtype)
-        la, ra = la.update(dtype=out.dtype), ra.update(dtype=out.dtype)
-    (lc, rc), (lb, rb) = dimension_numbers
-    attrs = ", "
-    if lb:
-        attrs += f"batching_dims = {_dims_list(lb)} x {_dims_list(rb)}, "
-    attrs += f"contracting_dims = {_dims_list(lc)} x {_dims_list(rc)}"
-    p0, p1 = precision if precision is not None else (Precision.DEFAULT, Precision.DEFAULT)
-    attrs += f", precision = [{p0.name}, {p1.name}]"
-    return ctx.op_typed("stablehlo.dot_general", [lhs, rhs], [la, ra], out, attrs)
