@@ -1,6 +1,8 @@
-"""Structured control flow (docs/ir.md): ``cond``/``switch`` (``conditionals``) and
-``while_loop``/``fori_loop``/``scan`` (``loops``), with their primitives; ``common`` holds
-what they share. This module is the package's one export point."""
+"""Structured control flow (docs/guide.md, "Control flow").
+
+``cond``/``switch`` (``conditionals``) and ``while_loop``/``fori_loop``/``scan`` (``loops``),
+with their primitives; ``common`` holds what they share. This module is the package's one
+export point."""
 
 from fcore.lax.control_flow.conditionals import cond as cond, cond_p as cond_p, switch as switch
 from fcore.lax.control_flow.loops import (

@@ -4,7 +4,7 @@
 index; an out-of-range index selects the last branch, as XLA's ``case`` does (``switch``
 clamps it first, as JAX does). The branches are closed jaxprs without consts: closed-over
 values, tracers of outer transformations included, are hoisted into leading operands
-shared by all branches (docs/ir.md).
+shared by all branches (docs/guide.md, "Control flow").
 """
 
 from __future__ import annotations
@@ -37,8 +37,6 @@ from fcore.transforms.dce import dce_jaxpr_open, dce_rules
 from fcore.transforms.jvp import jvp_jaxpr, jvp_rules
 from fcore.transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
 from fcore.transforms.transpose import transpose_jaxpr, transpose_rules
-
-__all__ = ["CondParams", "cond_p", "cond", "switch"]
 
 
 def _xla_branch(i: int, n: int) -> int:

@@ -8,9 +8,9 @@
   per-iteration outputs.
 
 The nested jaxprs have no consts: closed-over values, tracers of outer transformations
-included, are hoisted into the leading const operands (docs/ir.md). ``fori_loop`` is a
-``scan`` when its bounds are concrete (so that it is reverse-mode differentiable) and a
-``while`` otherwise, as in JAX.
+included, are hoisted into the leading const operands (docs/guide.md, "Control flow").
+``fori_loop`` is a ``scan`` when its bounds are concrete (so that it is reverse-mode
+differentiable) and a ``while`` otherwise, as in JAX.
 """
 
 from __future__ import annotations
@@ -47,8 +47,6 @@ from fcore.transforms.dce import dce_jaxpr_open, dce_rules
 from fcore.transforms.jvp import jvp_jaxpr, jvp_rules
 from fcore.transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
 from fcore.transforms.transpose import transpose_jaxpr, transpose_rules
-
-__all__ = ["WhileParams", "while_p", "while_loop", "ScanParams", "scan_p", "scan", "fori_loop"]
 
 #: A staged loop body: ``(carry leaves, other inputs) -> (out leaves, tree of the non-carry
 #: outputs, number of carry outputs)``.
