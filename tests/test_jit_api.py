@@ -317,6 +317,7 @@ def test_clear_cache_forgets_traces() -> None:
         lambda L: L.ad.vmap(lambda y: L.ad.jit(lambda x: x * y)(2.0))(np.arange(3.0)),
         lambda L: L.ad.jit(L.ad.grad(L.ad.jit(lambda x: x**3)))(2.0),
         lambda L: L.ad.jit(lambda x: L.ad.jit(scale, static_argnums=1)(x, 3))(X),
+        lambda L: L.ad.jit(lambda x: (L.ad.jit(lambda y: ())(x), x + 1)[1])(X),  # a nested call without results
     ],
 )
 def test_closures_and_transformations(call: Callable[[Lib], Any]) -> None:

@@ -1,9 +1,12 @@
-"""``jit``: the call primitive holding a closed jaxpr, with every rule side by side.
+"""Calls of a closed jaxpr: the ``jit`` primitive, and what every call-like primitive shares.
 
-Its impl compiles the jaxpr with XLA (cached by the jaxpr's structure, so
-alpha-equivalent jaxprs share an executable) and runs it on device buffers. The
-jaxpr parameter never has consts: they are hoisted into explicit leading operands,
-which is what lets a jitted function close over tracers of outer transformations.
+``jit[jaxpr name] *consts *args`` runs ``jaxpr``; its impl compiles the jaxpr with XLA
+(cached by the jaxpr's structure, so alpha-equivalent jaxprs share an executable) and runs
+it on device buffers. The jaxpr parameter never has consts: they are hoisted into explicit
+leading operands, which is what lets a jitted function close over tracers of outer
+transformations (docs/backend.md). The helpers above the ``jit`` block (hoisting consts,
+evaluating a jaxpr, eager results, lowering as a ``func.call``, typed parameter access) serve
+the other call-like primitives too: ``remat2``, the custom-derivative calls, control flow.
 """
 
 from __future__ import annotations
@@ -14,37 +17,40 @@ import sys
 import threading
 import warnings
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import TypeVar
 
+import attrs
+import numpy as np
+from typing_extensions import TypeGuard
 
-from fcore.backend.lowering import lowering_rules
-from fcore.transforms.batching import batching_rules
-from fcore.transforms.dce import dce_rules
-from fcore.transforms.jvp import jvp_rules
-from fcore.transforms.partial_eval import partial_eval_rules
-from fcore.transforms.transpose import transpose_rules
 from fcore.backend import runtime
-from fcore.backend.lowering import LoweringRuleContext, donation_aliases, lower_jaxpr, tensor_type
+from fcore.backend.lowering import LoweringRuleContext, donation_aliases, lower_jaxpr, lowering_rules, tensor_type
 from fcore.errors import FcoreError
-from fcore.interpreters.array import ArrayImpl, register_device_placer
+from fcore.interpreters.array import Array, ArrayImpl, register_device_placer
 from fcore.interpreters.eval import to_numpy_arg
+from fcore.interpreters.eval_jaxpr import eval_jaxpr
 from fcore.ir.avals import ShapedArray
-from fcore.ir.core import ClosedJaxpr, Jaxpr
-from fcore.lax._primitive import Primitive
-from fcore.lax._base import check_operands
+from fcore.ir.core import ClosedJaxpr, Jaxpr, JaxprEqn
+from fcore.ir.params import ParamValue
 from fcore.ir.printer import pp_eqn_in
-from fcore.transforms.ad_util import Zero, is_undefined
-from fcore.transforms.batching import batch_jaxpr
-from fcore.transforms.dce import dce_jaxpr_open
-from fcore.transforms.jvp import jvp_jaxpr
-from fcore.transforms.partial_eval import partial_eval_jaxpr
-from fcore.transforms.transpose import transpose_jaxpr
+from fcore.lax._base import ArrayLike, check_operands
+from fcore.lax._primitive import Primitive
+from fcore.transforms.ad_util import Tangent, UndefinedPrimal, Zero, is_undefined
+from fcore.transforms.batching import Dim, batch_jaxpr, batching_rules
+from fcore.transforms.dce import dce_jaxpr_open, dce_rules
+from fcore.transforms.jvp import jvp_jaxpr, jvp_rules
+from fcore.transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
+from fcore.transforms.transpose import transpose_jaxpr, transpose_rules
 
-jit_p = Primitive("jit", multiple_results=True, param_names=("jaxpr", "name"))
-jit_p.impl_takes_arrays = True
+T = TypeVar("T")
+#: The operands of a call: fcore arrays, or (eagerly) anything ``fcore.lax`` takes.
+A = TypeVar("A", bound=ArrayLike)
 
 
-def hoist_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
+# =========================================================================================
+# What every call-like primitive shares
+# =========================================================================================
+def hoist_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[ArrayLike]]:
     """Constvars become leading invars; returns the const-free jaxpr and the consts."""
     j = closed.jaxpr
     if not j.constvars:
@@ -52,19 +58,59 @@ def hoist_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
     return ClosedJaxpr(Jaxpr((), j.constvars + j.invars, j.outvars, j.eqns), ()), list(closed.consts)
 
 
-def bind_jit(closed: ClosedJaxpr, args: Sequence[Any], name: str) -> list[Any]:
-    hoisted, consts = hoist_consts(closed)
-    outs: list[Any] = jit_p.bind(*consts, *args, jaxpr=hoisted, name=name)
-    return outs
+def eval_closed(closed: ClosedJaxpr, args: Sequence[A]) -> list[A | Array]:
+    """Evaluate ``closed`` on ``args`` under the current trace (binding each equation); an
+    output that is an input comes back as it was given."""
+    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
 
 
-@jit_p.def_abstract_eval
-def _jit_abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, name: str) -> list[ShapedArray]:
-    check_operands(f"jit of {name}", avals, jaxpr.in_avals)
-    return jaxpr.out_avals
+def as_eager_results(outs: Sequence[ArrayLike], avals: Sequence[ShapedArray]) -> list[ArrayImpl]:
+    """Eager results as ``ArrayImpl`` s of the given types (an output may be an input as passed)."""
+    result: list[ArrayImpl] = []
+    for o, a in zip(outs, avals, strict=True):
+        if type(o) is ArrayImpl and o.dtype == a.dtype and o.weak_type == a.weak_type:
+            result.append(o)
+        else:
+            arr, _ = to_numpy_arg(o)
+            result.append(ArrayImpl(np.asarray(arr, a.dtype), a.weak_type))
+    return result
 
 
-# -- impl: compile once per jaxpr structure, run on device buffers -------------------------
+def lower_call(ctx: LoweringRuleContext, args: Sequence[str], closed: ClosedJaxpr, name: str) -> list[str]:
+    """Lower a call of the const-free ``closed`` as a ``func.call`` of a private function."""
+    sym = ctx.module.private_function(closed.jaxpr, name)
+    outs = closed.out_avals
+    ins = ", ".join(tensor_type(a) for a in ctx.avals_in)
+    call = f"func.call @{sym}({', '.join(args)}) : ({ins}) -> ({', '.join(tensor_type(a) for a in outs)})"
+    if not outs:
+        ctx.fn.lines.append(f"    {call}{ctx.fn.location}")
+        return []
+    result = ctx.emit(call, n_results=len(outs))
+    return [result] if len(outs) == 1 else [f"{result}#{i}" for i in range(len(outs))]
+
+
+def param_of(eqn: JaxprEqn, name: str, cls: type[T]) -> T:
+    """The parameter ``name`` of ``eqn``, which the primitive declares of type ``cls`` (for
+    DCE rules, which receive the equation rather than its parameters as keywords)."""
+    value = eqn.params[name]
+    assert isinstance(value, cls), (name, value)
+    return value
+
+
+def _all_of(value: ParamValue, cls: type[T]) -> TypeGuard[tuple[T, ...]]:
+    return isinstance(value, tuple) and all(isinstance(x, cls) for x in value)
+
+
+def tuple_param_of(eqn: JaxprEqn, name: str, cls: type[T]) -> tuple[T, ...]:
+    """``param_of`` for a parameter declared ``tuple[cls, ...]``."""
+    value = eqn.params[name]
+    assert _all_of(value, cls), (name, value)
+    return value
+
+
+# =========================================================================================
+# Executables: compile once per jaxpr structure, run on device buffers
+# =========================================================================================
 _compiled: dict[Hashable, runtime.Executable] = {}
 _compile_lock = threading.Lock()
 
@@ -109,7 +155,7 @@ def _explain_compile_error(e: runtime.XlaCompileError, text: str, jaxpr: Jaxpr) 
     return f"XLA compilation failed: {e.xla_message}"
 
 
-def to_device(x: Any) -> runtime.DeviceBuffer:
+def to_device(x: ArrayLike) -> runtime.DeviceBuffer:
     """A device buffer for an operand; an ``ArrayImpl`` keeps its buffer for next time."""
     if type(x) is ArrayImpl:
         buf = x.device_buffer()
@@ -137,7 +183,7 @@ class Launch:
         self,
         exe: runtime.Executable,
         out_avals: Sequence[ShapedArray],
-        consts: Sequence[Any],
+        consts: Sequence[ArrayLike],
         donated: tuple[int, ...] = (),
     ) -> None:
         self.executable = exe
@@ -151,7 +197,7 @@ class Launch:
         #: Positions (after the consts) of the arguments whose buffers the results reuse.
         self.donated = donated
 
-    def __call__(self, args: Sequence[Any]) -> list[ArrayImpl]:
+    def __call__(self, args: Sequence[ArrayLike]) -> list[ArrayImpl]:
         """Run on ``args`` (after the consts): ``ArrayImpl``s or anything ``to_device`` takes."""
         raw = [*self.consts]
         for a in args:
@@ -174,7 +220,7 @@ _launches: dict[Jaxpr, Launch] = {}
 
 
 def launch_for(
-    closed: ClosedJaxpr, name: str, consts: Sequence[Any] = (), donated: Sequence[bool] = ()
+    closed: ClosedJaxpr, name: str, consts: Sequence[ArrayLike] = (), donated: Sequence[bool] = ()
 ) -> Launch:
     """A ``Launch`` of ``closed`` (compiled once per structure, see ``compile_jaxpr``), with
     ``consts`` as its leading operands; const-free ones are cached. ``donated`` flags the
@@ -217,69 +263,89 @@ def _short(aval: ShapedArray) -> str:
     return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
 
 
+# =========================================================================================
+# jit
+# =========================================================================================
+@attrs.frozen(kw_only=True)
+class JitParams:
+    """``jit[jaxpr name]``: the const-free jaxpr to call, and the function's name."""
+
+    jaxpr: ClosedJaxpr
+    name: str
+
+
+jit_p = Primitive("jit", multiple_results=True, params=JitParams)
+jit_p.impl_takes_arrays = True
+
+
+@jit_p.def_abstract_eval
+def _jit_abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, name: str) -> list[ShapedArray]:
+    check_operands(f"jit of {name}", avals, jaxpr.in_avals)
+    return jaxpr.out_avals
+
+
 @jit_p.def_impl
-def _jit_impl(*args: Any, jaxpr: ClosedJaxpr, name: str) -> list[ArrayImpl]:
+def _jit_impl(*args: ArrayLike, jaxpr: ClosedJaxpr, name: str) -> list[ArrayImpl]:
     return launch_for(jaxpr, name)(args)
 
 
-# -- transformation rules ------------------------------------------------------------------
-def _jit_jvp(primals: list[Any], tangents: list[Any], *, jaxpr: ClosedJaxpr, name: str) -> tuple[Any, Any]:
+@jvp_rules.register(jit_p, symbolic_zeros=True)
+def _jit_jvp(
+    primals: list[Array], tangents: list[Tangent], *, jaxpr: ClosedJaxpr, name: str
+) -> tuple[list[Array], list[Tangent]]:
     nonzeros = [type(t) is not Zero for t in tangents]
     jvp_closed, out_nz = jvp_jaxpr(jaxpr, nonzeros, False)
-    outs = bind_jit(jvp_closed, [*primals, *[t for t in tangents if type(t) is not Zero]], f"jvp_{name}")
+    outs = bind_jit(jvp_closed, [*primals, *[t for t in tangents if not isinstance(t, Zero)]], f"jvp_{name}")
     n = len(jaxpr.out_avals)
     tangent_it = iter(outs[n:])
-    touts = [next(tangent_it) if nz else Zero(a) for nz, a in zip(out_nz, jaxpr.out_avals)]
+    touts: list[Tangent] = [next(tangent_it) if nz else Zero(a) for nz, a in zip(out_nz, jaxpr.out_avals)]
     return outs[:n], touts
 
 
-jvp_rules.register(jit_p, symbolic_zeros=True)(_jit_jvp)
+@transpose_rules.register(jit_p)
+def _jit_transpose(
+    cts: list[Array], *invals: Array | UndefinedPrimal, jaxpr: ClosedJaxpr, name: str
+) -> list[Array | None]:
+    linear = [is_undefined(x) for x in invals]
+    transposed = transpose_jaxpr(jaxpr, linear)
+    nonlinear = [x for x in invals if not isinstance(x, UndefinedPrimal)]
+    outs = iter(bind_jit(transposed, [*nonlinear, *cts], f"transpose_{name}"))
+    return [next(outs) if lin else None for lin in linear]
 
 
 @batching_rules.register(jit_p)
 def _jit_batching(
-    axis_size: int, vals: list[Any], dims: list[int | None], *, jaxpr: ClosedJaxpr, name: str
-) -> tuple[list[Any], list[int | None]]:
+    axis_size: int, vals: list[Array], dims: list[Dim], *, jaxpr: ClosedJaxpr, name: str
+) -> tuple[list[Array], list[Dim]]:
     batched, out_dims = batch_jaxpr(jaxpr, axis_size, dims)
     return bind_jit(batched, vals, f"vmap_{name}"), out_dims
-
-
-@transpose_rules.register(jit_p)
-def _jit_transpose(cts: list[Any], *invals: Any, jaxpr: ClosedJaxpr, name: str) -> list[Any]:
-    linear = [is_undefined(x) for x in invals]
-    transposed = transpose_jaxpr(jaxpr, linear)
-    nonlinear = [x for x, lin in zip(invals, linear) if not lin]
-    outs = iter(bind_jit(transposed, [*nonlinear, *cts], f"transpose_{name}"))
-    return [next(outs) if lin else None for lin in linear]
 
 
 @partial_eval_rules.register(jit_p)
 def _jit_partial_eval(
     unknowns: list[bool], *, jaxpr: ClosedJaxpr, name: str
-) -> tuple[dict[str, Any], dict[str, Any], list[bool], int]:
+) -> tuple[dict[str, ParamValue], dict[str, ParamValue], list[bool], int]:
     known, unknown, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns, False)
     return {"jaxpr": known, "name": name}, {"jaxpr": unknown, "name": name}, out_unknowns, num_res
 
 
 @dce_rules.register(jit_p)
-def _jit_dce(used_outputs: Sequence[bool], eqn: Any) -> tuple[list[bool], Any]:
-    closed: ClosedJaxpr = eqn.params["jaxpr"]
+def _jit_dce(used_outputs: Sequence[bool], eqn: JaxprEqn) -> tuple[list[bool], JaxprEqn | None]:
+    closed = param_of(eqn, "jaxpr", ClosedJaxpr)
     new, used_inputs = dce_jaxpr_open(closed.jaxpr, used_outputs)
-    invars = [a for a, u in zip(eqn.invars, used_inputs) if u]
-    outvars = [v for v, u in zip(eqn.outvars, used_outputs) if u]
+    invars = tuple(a for a, u in zip(eqn.invars, used_inputs) if u)
+    outvars = tuple(v for v, u in zip(eqn.outvars, used_outputs) if u)
     params = eqn.params.replace(jaxpr=ClosedJaxpr(new, ()))
-    return used_inputs, eqn.replace(invars=tuple(invars), outvars=tuple(outvars), params=params)
+    return used_inputs, eqn.replace(invars=invars, outvars=outvars, params=params)
 
 
 @lowering_rules.register(jit_p)
 def _jit_lowering(ctx: LoweringRuleContext, *args: str, jaxpr: ClosedJaxpr, name: str) -> list[str]:
-    sym = ctx.module.private_function(jaxpr.jaxpr, name)
-    outs = jaxpr.out_avals
-    ins = ", ".join(tensor_type(a) for a in ctx.avals_in)
-    out_types = ", ".join(tensor_type(a) for a in outs)
-    result = ctx.emit(f"func.call @{sym}({', '.join(args)}) : ({ins}) -> ({out_types})", n_results=len(outs))
-    if len(outs) == 1:
-        return [result]
-    return [f"{result}#{i}" for i in range(len(outs))]
+    return lower_call(ctx, args, jaxpr, name)
 
 
+def bind_jit(closed: ClosedJaxpr, args: Sequence[ArrayLike], name: str) -> list[Array]:
+    """Bind ``jit`` on ``closed`` (its consts hoisted into leading operands)."""
+    hoisted, consts = hoist_consts(closed)
+    outs: list[Array] = jit_p.bind(*consts, *args, jaxpr=hoisted, name=name)
+    return outs

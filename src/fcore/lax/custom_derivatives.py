@@ -1,4 +1,4 @@
-"""Custom derivative rules as higher-order primitives, with every rule side by side.
+"""Custom derivative rules as higher-order primitives (docs/guide.md, "Custom derivatives").
 
 * ``custom_jvp_call[call_jaxpr jvp num_consts symbolic_zeros name] *consts *args`` computes
   ``call_jaxpr`` (the function's body; values it closes over are hoisted into the leading
@@ -25,31 +25,27 @@ too): the rule only says how the function depends on its explicit arguments.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
-from fcore.backend.lowering import lowering_rules
-from fcore.transforms.batching import batching_rules
-from fcore.transforms.dce import dce_rules
-from fcore.transforms.jvp import jvp_rules
-from fcore.transforms.transpose import transpose_rules
-from fcore.backend.lowering import LoweringError, LoweringRuleContext
+import attrs
+
+from fcore.backend.lowering import LoweringError, LoweringRuleContext, lowering_rules
 from fcore.errors import FcoreError
-from fcore.interpreters.array import ArrayImpl
+from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.stack import current_trace, trace_scope
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr, JaxprEqn
 from fcore.ir.params import ParamStruct
+from fcore.lax._base import ArrayLike, check_operands
 from fcore.lax._primitive import Primitive
-from fcore.lax._base import check_operands
+from fcore.lax.call import as_eager_results, eval_closed, lower_call, param_of
 from fcore.lax.reductions import reduce_sum
-from fcore.lax.traced_rules import LazyJaxpr, as_eager_results, eval_closed, lower_call, param_of
-from fcore.transforms.ad_util import Zero, instantiate, is_undefined
-from fcore.transforms.batching import BatchTrace, BatchTracer, bdim_at, batch_jaxpr
-from fcore.transforms.dce import dce_jaxpr_open
-from fcore.transforms.transpose import backward_pass
+from fcore.lax.traced_rules import LazyJaxpr
+from fcore.transforms.ad_util import Tangent, UndefinedPrimal, Zero, instantiate, is_undefined
+from fcore.transforms.batching import BatchTrace, BatchTracer, Dim, batch_jaxpr, batching_rules, bdim_at
+from fcore.transforms.dce import dce_jaxpr_open, dce_rules
+from fcore.transforms.jvp import jvp_rules
+from fcore.transforms.transpose import backward_pass, transpose_rules
 from fcore.transforms.util import verified
-
-Dim = int | None
 
 __all__ = [
     "CustomBwd",
@@ -65,7 +61,7 @@ __all__ = [
 # Parameter values and errors
 # =========================================================================================
 #: ``bwd(residuals, out_cotangents) -> in_cotangents`` on flat lists; ``None`` is a zero.
-FlatBwd = Callable[[Sequence[Any], Sequence[Any]], list[Any]]
+FlatBwd = Callable[[Sequence[Array], Sequence[Array]], list[Array | None]]
 
 
 class CustomBwd(ParamStruct):
@@ -101,21 +97,39 @@ class ClosureDifferentiationError(FcoreError, TypeError):
         )
 
 
+class ForwardModeError(FcoreError, TypeError):
+    """Forward-mode differentiation (jvp) of a ``custom_vjp`` function, which has no jvp rule."""
+
+    def __init__(self, bwd: CustomBwd) -> None:
+        super().__init__(
+            f"can't apply forward-mode autodiff (jvp) to a custom_vjp function ({bwd.name}); "
+            "use grad/vjp, or define the derivative with custom_jvp instead"
+        )
+
+
+class _ForwardModeLoweringError(LoweringError, TypeError):
+    """``ForwardModeError`` met while compiling (lowering errors pass through unwrapped)."""
+
+
 # =========================================================================================
-# Helpers
+# Helpers shared by the two calls
 # =========================================================================================
-def _const_free(what: str, closed: ClosedJaxpr) -> None:
-    if closed.jaxpr.constvars or closed.consts:
-        raise TypeError(f"{what} must be a closed jaxpr without consts (hoist them into operands)")
+def _check_rule(what: str, rule: object) -> None:
+    if not isinstance(rule, LazyJaxpr):
+        raise TypeError(
+            f"{what} must be a traced custom rule, got {rule!r} (custom rules are Python functions, "
+            "which jaxpr text cannot carry)"
+        )
 
 
 def _call_abstract_eval(what: str, avals: Sequence[ShapedArray], call_jaxpr: ClosedJaxpr) -> list[ShapedArray]:
-    _const_free(f"{what} call_jaxpr", call_jaxpr)
+    if call_jaxpr.jaxpr.constvars or call_jaxpr.consts:
+        raise TypeError(f"{what} call_jaxpr must be a closed jaxpr without consts (hoist them into operands)")
     check_operands(what, avals, call_jaxpr.in_avals)
     return call_jaxpr.out_avals
 
 
-def _refuse_closure_tangents(kind: str, name: str, tangents: Sequence[Any]) -> None:
+def _refuse_closure_tangents(kind: str, name: str, tangents: Sequence[Tangent]) -> None:
     if any(type(t) is not Zero for t in tangents):
         raise ClosureDifferentiationError(kind, name)
 
@@ -134,32 +148,22 @@ def _batch_all(closed: ClosedJaxpr, axis_size: int, in_dims: Sequence[Dim]) -> C
     return batched
 
 
-def _transpose_call(cts: list[Any], *invals: Any, call_jaxpr: ClosedJaxpr) -> list[Any]:
-    """A ``custom_jvp`` call in a linear program (a rule applying a custom function to
-    tangents) is transposed through its body, as in JAX. (A ``custom_vjp`` call has no
-    transpose, as in JAX: its ``bwd`` would be silently ignored.)"""
-    linear = [is_undefined(x) for x in invals]
-    nonlinear = [x for x, lin in zip(invals, linear) if not lin]
-    cts_in = iter(backward_pass(call_jaxpr.jaxpr, linear, call_jaxpr.consts, nonlinear, cts))
-    return [next(cts_in) if lin else None for lin in linear]
-
-
 # =========================================================================================
 # custom_jvp_call
 # =========================================================================================
-custom_jvp_call_p = Primitive(
-    "custom_jvp_call", multiple_results=True,
-    param_names=("call_jaxpr", "jvp", "num_consts", "symbolic_zeros", "name"),
-)
+@attrs.frozen(kw_only=True)
+class CustomJvpCallParams:
+    """``custom_jvp_call[call_jaxpr jvp num_consts symbolic_zeros name]`` (module docstring)."""
+
+    call_jaxpr: ClosedJaxpr
+    jvp: LazyJaxpr
+    num_consts: int
+    symbolic_zeros: bool
+    name: str
+
+
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True, params=CustomJvpCallParams)
 custom_jvp_call_p.impl_takes_arrays = True
-
-
-def _check_rule(what: str, rule: object) -> None:
-    if not isinstance(rule, LazyJaxpr):
-        raise TypeError(
-            f"{what} must be a traced custom rule, got {rule!r} (custom rules are Python functions, "
-            "which jaxpr text cannot carry)"
-        )
 
 
 @custom_jvp_call_p.def_abstract_eval
@@ -172,47 +176,51 @@ def _custom_jvp_call_abstract_eval(
 
 @custom_jvp_call_p.def_impl
 def _custom_jvp_call_impl(
-    *args: Any, call_jaxpr: ClosedJaxpr, jvp: LazyJaxpr, num_consts: int, symbolic_zeros: bool, name: str
+    *args: ArrayLike, call_jaxpr: ClosedJaxpr, jvp: LazyJaxpr, num_consts: int, symbolic_zeros: bool, name: str
 ) -> list[ArrayImpl]:
     return as_eager_results(eval_closed(call_jaxpr, args), call_jaxpr.out_avals)
 
 
+@jvp_rules.register(custom_jvp_call_p, symbolic_zeros=True)
 def _custom_jvp_call_jvp(
-    primals: list[Any], tangents: list[Any], *, call_jaxpr: ClosedJaxpr, jvp: LazyJaxpr, num_consts: int,
+    primals: list[Array], tangents: list[Tangent], *, call_jaxpr: ClosedJaxpr, jvp: LazyJaxpr, num_consts: int,
     symbolic_zeros: bool, name: str,
-) -> tuple[list[Any], list[Any]]:
+) -> tuple[list[Array], list[Array]]:
     _refuse_closure_tangents("custom_jvp", name, tangents[:num_consts])
-    arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
+    arg_tangents: list[Array] = [instantiate(t) for t in tangents[num_consts:]]
     outs = eval_closed(jvp.get(), [*primals, *arg_tangents])
     n = len(call_jaxpr.out_avals)
     return outs[:n], outs[n:]
 
 
-jvp_rules.register(custom_jvp_call_p, symbolic_zeros=True)(_custom_jvp_call_jvp)
+@transpose_rules.register(custom_jvp_call_p)
+def _custom_jvp_call_transpose(
+    cts: list[Array], *invals: Array | UndefinedPrimal, call_jaxpr: ClosedJaxpr, jvp: LazyJaxpr, num_consts: int,
+    symbolic_zeros: bool, name: str,
+) -> list[Array | None]:
+    """A ``custom_jvp`` call in a linear program (a rule applying a custom function to
+    tangents) is transposed through its body, as in JAX. (A ``custom_vjp`` call has no
+    transpose, as in JAX: its ``bwd`` would be silently ignored.)"""
+    linear = [is_undefined(x) for x in invals]
+    nonlinear = [x for x in invals if not isinstance(x, UndefinedPrimal)]
+    cts_in = iter(backward_pass(call_jaxpr.jaxpr, linear, call_jaxpr.consts, nonlinear, cts))
+    return [next(cts_in) if lin else None for lin in linear]
 
 
 @batching_rules.register(custom_jvp_call_p)
 def _custom_jvp_call_batching(
-    axis_size: int, vals: list[Any], dims: list[Dim], *, call_jaxpr: ClosedJaxpr, jvp: LazyJaxpr, num_consts: int,
+    axis_size: int, vals: list[Array], dims: list[Dim], *, call_jaxpr: ClosedJaxpr, jvp: LazyJaxpr, num_consts: int,
     symbolic_zeros: bool, name: str,
-) -> tuple[list[Any], list[Dim]]:
+) -> tuple[list[Array], list[Dim]]:
     # Every output gets its batch axis at 0: the outputs' batching must not depend on
     # whether the (lazy) rule or the body ends up computing them.
     batched = _batch_all(call_jaxpr, axis_size, dims)
     arg_dims = dims[num_consts:]
     batched_jvp = jvp.derive(lambda rule: _batch_all(rule, axis_size, [*dims, *arg_dims]))
-    outs: list[Any] = custom_jvp_call_p.bind(
+    outs: list[Array] = custom_jvp_call_p.bind(
         *vals, call_jaxpr=batched, jvp=batched_jvp, num_consts=num_consts, symbolic_zeros=symbolic_zeros, name=name
     )
     return outs, [0] * len(outs)
-
-
-@transpose_rules.register(custom_jvp_call_p)
-def _custom_jvp_call_transpose(
-    cts: list[Any], *invals: Any, call_jaxpr: ClosedJaxpr, jvp: LazyJaxpr, num_consts: int, symbolic_zeros: bool,
-    name: str,
-) -> list[Any]:
-    return _transpose_call(cts, *invals, call_jaxpr=call_jaxpr)
 
 
 @dce_rules.register(custom_jvp_call_p)
@@ -243,10 +251,19 @@ def _custom_jvp_call_lowering(
 # =========================================================================================
 # custom_vjp_call
 # =========================================================================================
-custom_vjp_call_p = Primitive(
-    "custom_vjp_call", multiple_results=True,
-    param_names=("call_jaxpr", "fwd", "bwd", "num_consts", "symbolic_zeros", "name"),
-)
+@attrs.frozen(kw_only=True)
+class CustomVjpCallParams:
+    """``custom_vjp_call[call_jaxpr fwd bwd num_consts symbolic_zeros name]`` (module docstring)."""
+
+    call_jaxpr: ClosedJaxpr
+    fwd: LazyJaxpr
+    bwd: CustomBwd
+    num_consts: int
+    symbolic_zeros: bool
+    name: str
+
+
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True, params=CustomVjpCallParams)
 custom_vjp_call_p.impl_takes_arrays = True
 
 
@@ -263,29 +280,27 @@ def _custom_vjp_call_abstract_eval(
 
 @custom_vjp_call_p.def_impl
 def _custom_vjp_call_impl(
-    *args: Any, call_jaxpr: ClosedJaxpr, fwd: LazyJaxpr, bwd: CustomBwd, num_consts: int, symbolic_zeros: bool,
-    name: str,
+    *args: ArrayLike, call_jaxpr: ClosedJaxpr, fwd: LazyJaxpr, bwd: CustomBwd, num_consts: int,
+    symbolic_zeros: bool, name: str,
 ) -> list[ArrayImpl]:
     return as_eager_results(eval_closed(call_jaxpr, args), call_jaxpr.out_avals)
 
 
+@jvp_rules.register(custom_vjp_call_p, symbolic_zeros=True)
 def _custom_vjp_call_jvp(
-    primals: list[Any], tangents: list[Any], *, call_jaxpr: ClosedJaxpr, fwd: LazyJaxpr, bwd: CustomBwd,
+    primals: list[Array], tangents: list[Tangent], *, call_jaxpr: ClosedJaxpr, fwd: LazyJaxpr, bwd: CustomBwd,
     num_consts: int, symbolic_zeros: bool, name: str,
-) -> tuple[list[Any], list[Any]]:
+) -> tuple[list[Array], list[Array]]:
     _refuse_closure_tangents("custom_vjp", name, tangents[:num_consts])
     n = len(call_jaxpr.out_avals)
     outs_res = eval_closed(fwd.get(), primals)
     res = outs_res[n:]
-    arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
+    arg_tangents: list[Array] = [instantiate(t) for t in tangents[num_consts:]]
     # The closure operands go along as residuals: the bwd runs with them (see ``with_closure``).
-    t_out: list[Any] = custom_lin_p.bind(
+    t_out: list[Array] = custom_lin_p.bind(
         *primals[:num_consts], *res, *arg_tangents, num_res=num_consts + len(res), bwd=bwd
     )
     return outs_res[:n], t_out
-
-
-jvp_rules.register(custom_vjp_call_p, symbolic_zeros=True)(_custom_vjp_call_jvp)
 
 
 def _vmap_bwd(bwd: CustomBwd, axis_size: int, res_dims: Callable[[], Sequence[Dim]],
@@ -294,14 +309,14 @@ def _vmap_bwd(bwd: CustomBwd, axis_size: int, res_dims: Callable[[], Sequence[Di
     cotangents (batch axis 0); each input cotangent gets its operand's batch axis, and is
     summed over the batch for an unbatched operand."""
 
-    def batched(res: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
+    def batched(res: Sequence[Array], cts: Sequence[Array]) -> list[Array | None]:
         in_dims: list[Dim] = [*res_dims(), *[0] * len(cts)]
         trace = BatchTrace(current_trace(), axis_size, f"vmap(custom_vjp bwd {bwd.name})")
         with trace_scope(trace):
-            args = [x if d is None else BatchTracer(trace, x, d) for x, d in zip([*res, *cts], in_dims)]
+            args: list[Array] = [x if d is None else BatchTracer(trace, x, d) for x, d in zip([*res, *cts], in_dims)]
             cts_in = bwd.fun(args[: len(res)], args[len(res) :])
             pairs = [None if c is None else trace.unpack(c) for c in cts_in]
-        out: list[Any] = []
+        out: list[Array | None] = []
         for pair, want in zip(pairs, arg_dims, strict=True):
             if pair is None:
                 out.append(None)
@@ -320,9 +335,9 @@ def _vmap_bwd(bwd: CustomBwd, axis_size: int, res_dims: Callable[[], Sequence[Di
 
 @batching_rules.register(custom_vjp_call_p)
 def _custom_vjp_call_batching(
-    axis_size: int, vals: list[Any], dims: list[Dim], *, call_jaxpr: ClosedJaxpr, fwd: LazyJaxpr, bwd: CustomBwd,
+    axis_size: int, vals: list[Array], dims: list[Dim], *, call_jaxpr: ClosedJaxpr, fwd: LazyJaxpr, bwd: CustomBwd,
     num_consts: int, symbolic_zeros: bool, name: str,
-) -> tuple[list[Any], list[Dim]]:
+) -> tuple[list[Array], list[Dim]]:
     batched = _batch_all(call_jaxpr, axis_size, dims)
     arg_dims = dims[num_consts:]
     n_out = len(call_jaxpr.out_avals)
@@ -331,7 +346,7 @@ def _custom_vjp_call_batching(
     def batch_fwd(rule: ClosedJaxpr) -> ClosedJaxpr:
         # Outputs at axis 0 like the body's; residuals keep their natural batch axes.
         _, natural = batch_jaxpr(rule, axis_size, dims)
-        res_dims = [None if d is None else 0 for d in natural[n_out:]]
+        res_dims: list[Dim] = [None if d is None else 0 for d in natural[n_out:]]
         found_res_dims.append(res_dims)
         out, _ = batch_jaxpr(rule, axis_size, dims, [0] * n_out + res_dims)
         return out
@@ -343,7 +358,7 @@ def _custom_vjp_call_batching(
         return [*dims[:num_consts], *found_res_dims[0]]
 
     batched_bwd = _vmap_bwd(bwd, axis_size, res_dims, arg_dims, batched.out_avals)
-    outs: list[Any] = custom_vjp_call_p.bind(
+    outs: list[Array] = custom_vjp_call_p.bind(
         *vals, call_jaxpr=batched, fwd=batched_fwd, bwd=batched_bwd, num_consts=num_consts,
         symbolic_zeros=symbolic_zeros, name=name,
     )
@@ -366,9 +381,9 @@ def _custom_vjp_call_dce(used_outputs: Sequence[bool], eqn: JaxprEqn) -> tuple[l
         n_res = len(rule.out_avals) - len(used)
         return _dce_closed(rule, used + [True] * n_res)
 
-    def full_bwd(res: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
+    def full_bwd(res: Sequence[Array], cts: Sequence[Array]) -> list[Array | None]:
         it = iter(cts)
-        full = [next(it) if u else instantiate(Zero(a)) for u, a in zip(used, bwd.out_avals)]
+        full: list[Array] = [next(it) if u else instantiate(Zero(a)) for u, a in zip(used, bwd.out_avals)]
         return bwd.fun(res, full)
 
     new_bwd = CustomBwd(bwd.name, full_bwd, [a for a, u in zip(bwd.out_avals, used) if u])
@@ -388,21 +403,15 @@ def _custom_vjp_call_lowering(
 # =========================================================================================
 # custom_lin
 # =========================================================================================
-custom_lin_p = Primitive("custom_lin", multiple_results=True, param_names=("num_res", "bwd"))
+@attrs.frozen(kw_only=True)
+class CustomLinParams:
+    """``custom_lin[num_res bwd]``: the leading ``num_res`` operands are residuals."""
+
+    num_res: int
+    bwd: CustomBwd
 
 
-class ForwardModeError(FcoreError, TypeError):
-    """Forward-mode differentiation (jvp) of a ``custom_vjp`` function, which has no jvp rule."""
-
-    def __init__(self, bwd: CustomBwd) -> None:
-        super().__init__(
-            f"can't apply forward-mode autodiff (jvp) to a custom_vjp function ({bwd.name}); "
-            "use grad/vjp, or define the derivative with custom_jvp instead"
-        )
-
-
-class _ForwardModeLoweringError(LoweringError, TypeError):
-    """``ForwardModeError`` met while compiling (lowering errors pass through unwrapped)."""
+custom_lin_p = Primitive("custom_lin", multiple_results=True, params=CustomLinParams)
 
 
 @custom_lin_p.def_abstract_eval
@@ -413,24 +422,29 @@ def _custom_lin_abstract_eval(*avals: ShapedArray, num_res: int, bwd: CustomBwd)
 
 
 @custom_lin_p.def_impl
-def _custom_lin_impl(*args: Any, num_res: int, bwd: CustomBwd) -> list[Any]:
+def _custom_lin_impl(*args: ArrayLike, num_res: int, bwd: CustomBwd) -> list[ArrayImpl]:
     raise ForwardModeError(bwd)
 
 
+@transpose_rules.register(custom_lin_p)
+def _custom_lin_transpose(
+    cts: list[Array], *invals: Array | UndefinedPrimal, num_res: int, bwd: CustomBwd
+) -> list[Array | None]:
+    residuals = [x for x in invals[:num_res] if not isinstance(x, UndefinedPrimal)]
+    assert len(residuals) == num_res, "custom_lin's residuals are never linear"
+    cts_in = bwd.fun(residuals, [instantiate(c) for c in cts])
+    lin = invals[num_res:]
+    assert len(cts_in) == len(lin), (len(cts_in), len(lin))
+    return [None] * num_res + [c if is_undefined(x) else None for x, c in zip(lin, cts_in)]
+
+
 @batching_rules.register(custom_lin_p)
-def _custom_lin_batching(axis_size: int, vals: list[Any], dims: list[Dim], *, num_res: int,
-                         bwd: CustomBwd) -> tuple[list[Any], list[Dim]]:
+def _custom_lin_batching(
+    axis_size: int, vals: list[Array], dims: list[Dim], *, num_res: int, bwd: CustomBwd
+) -> tuple[list[Array], list[Dim]]:
     raise ForwardModeError(bwd)
 
 
 @lowering_rules.register(custom_lin_p)
 def _custom_lin_lowering(ctx: LoweringRuleContext, *args: str, num_res: int, bwd: CustomBwd) -> list[str]:
     raise _ForwardModeLoweringError(str(ForwardModeError(bwd)))
-
-
-@transpose_rules.register(custom_lin_p)
-def _custom_lin_transpose(cts: list[Any], *invals: Any, num_res: int, bwd: CustomBwd) -> list[Any]:
-    cts_in = bwd.fun(invals[:num_res], [instantiate(c) for c in cts])
-    lin = invals[num_res:]
-    assert len(cts_in) == len(lin), (len(cts_in), len(lin))
-    return [None] * num_res + [c if is_undefined(x) else None for x, c in zip(lin, cts_in)]

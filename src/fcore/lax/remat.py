@@ -1,4 +1,4 @@
-"""``checkpoint``/``remat``: the ``remat2`` primitive (JAX's name), with every rule side by side.
+"""``checkpoint``/``remat``: the ``remat2`` primitive, JAX's name (docs/guide.md, "Checkpointing").
 
 ``remat2[jaxpr prevent_cse differentiated policy] *args`` computes ``jaxpr`` (const-free;
 closed-over values are hoisted into leading operands, as for ``jit``). What makes it more
@@ -21,38 +21,28 @@ Policies are parameter values: ``EverythingSaveable()``, ``NothingSaveable()``,
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 import attrs
 
-from fcore.backend.lowering import lowering_rules
-from fcore.transforms.batching import batching_rules
-from fcore.transforms.dce import dce_rules
-from fcore.transforms.jvp import jvp_rules
-from fcore.transforms.partial_eval import partial_eval_rules
-from fcore.transforms.transpose import transpose_rules
-from fcore.backend.lowering import LoweringRuleContext, tensor_type
-from fcore.interpreters.array import ArrayImpl
+from fcore.backend.lowering import LoweringRuleContext, lowering_rules, tensor_type
+from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from fcore.ir.params import ParamStruct, ParamValue
 from fcore.ir.parser import register_param_struct
 from fcore.ir.primitive import Primitive as IrPrimitive
+from fcore.lax._base import ArrayLike, check_operands
 from fcore.lax._primitive import Primitive
-from fcore.lax._base import check_operands
-from fcore.lax.call import hoist_consts
-from fcore.lax.traced_rules import as_eager_results, eval_closed, lower_call, param_of
-from fcore.transforms.ad_util import Zero, is_undefined
-from fcore.transforms.batching import batch_jaxpr
-from fcore.transforms.dce import dce_jaxpr_open
-from fcore.transforms.jvp import jvp_jaxpr
-from fcore.transforms.partial_eval import partial_eval_jaxpr
+from fcore.lax.call import as_eager_results, eval_closed, hoist_consts, lower_call, param_of
+from fcore.transforms.ad_util import Tangent, UndefinedPrimal, Zero, is_undefined
+from fcore.transforms.batching import Dim, batch_jaxpr, batching_rules
+from fcore.transforms.dce import dce_jaxpr_open, dce_rules
+from fcore.transforms.jvp import jvp_jaxpr, jvp_rules
+from fcore.transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
 from fcore.transforms.simplify import inline_calls
-from fcore.transforms.transpose import transpose_jaxpr
+from fcore.transforms.transpose import transpose_jaxpr, transpose_rules
 from fcore.transforms.util import verified
-
-Dim = int | None
 
 __all__ = [
     "SavePolicy",
@@ -61,6 +51,7 @@ __all__ = [
     "DotsSaveable",
     "CallablePolicy",
     "as_policy",
+    "RematParams",
     "remat_p",
     "bind_remat",
 ]
@@ -113,9 +104,9 @@ class DotsSaveable(SavePolicy):
             return False
         if not self.only_if_no_batch_dims:
             return True
-        dims: Any = params["dimension_numbers"]
-        (_, _), (lhs_batch, rhs_batch) = dims
-        return not lhs_batch and not rhs_batch
+        dims = params["dimension_numbers"]  # ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))
+        assert isinstance(dims, tuple) and isinstance(dims[1], tuple), dims
+        return not any(dims[1])
 
 
 class CallablePolicy(SavePolicy):
@@ -149,22 +140,42 @@ def as_policy(policy: Callable[..., bool] | None) -> SavePolicy | None:
 
 
 # =========================================================================================
-# The primitive
+# remat2
 # =========================================================================================
-remat_p = Primitive(
-    "remat2", multiple_results=True, param_names=("jaxpr", "prevent_cse", "differentiated", "policy")
-)
+def _saved_by_policy(known: ClosedJaxpr, policy: SavePolicy | None) -> tuple[ClosedJaxpr, list[Var]]:
+    """The known half (nested calls inlined when a policy looks at equations) and the
+    outputs of the equations ``policy`` saves."""
+    if policy is None or isinstance(policy, NothingSaveable):
+        return known, []
+    known = inline_calls(known)
+    saved = [
+        v for e in known.jaxpr.eqns
+        if policy.saveable(e.primitive, [a.aval for a in e.invars], e.params) for v in e.outvars
+    ]
+    return known, saved
+
+
+def _recompute_jaxpr(known: Jaxpr, saved: Sequence[Var], residuals: Sequence[Atom]) -> tuple[Jaxpr, list[bool]]:
+    """``(known inputs, saved values) -> residuals`` without the saving equations; returns
+    it with its unused inputs pruned and the mask of those it uses."""
+    saved_ids = {id(v) for v in saved}
+    eqns = tuple(e for e in known.eqns if not any(id(v) in saved_ids for v in e.outvars))
+    jaxpr = Jaxpr(known.constvars, known.invars + tuple(saved), tuple(residuals), eqns)
+    return dce_jaxpr_open(jaxpr, [True] * len(residuals))
+
+
+@attrs.frozen(kw_only=True)
+class RematParams:
+    """``remat2[jaxpr prevent_cse differentiated policy]`` (module docstring)."""
+
+    jaxpr: ClosedJaxpr
+    prevent_cse: bool
+    differentiated: bool
+    policy: SavePolicy | None
+
+
+remat_p = Primitive("remat2", multiple_results=True, params=RematParams)
 remat_p.impl_takes_arrays = True
-
-
-def bind_remat(closed: ClosedJaxpr, args: Sequence[Any], *, prevent_cse: bool, differentiated: bool,
-               policy: SavePolicy | None) -> list[Any]:
-    """Bind ``remat2`` on ``closed`` (its consts hoisted into leading operands)."""
-    hoisted, consts = hoist_consts(closed)
-    outs: list[Any] = remat_p.bind(
-        *consts, *args, jaxpr=hoisted, prevent_cse=prevent_cse, differentiated=differentiated, policy=policy
-    )
-    return outs
 
 
 @remat_p.def_abstract_eval
@@ -181,42 +192,79 @@ def _remat_abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, prevent_cse: b
 
 
 @remat_p.def_impl
-def _remat_impl(*args: Any, jaxpr: ClosedJaxpr, prevent_cse: bool, differentiated: bool,
+def _remat_impl(*args: ArrayLike, jaxpr: ClosedJaxpr, prevent_cse: bool, differentiated: bool,
                 policy: SavePolicy | None) -> list[ArrayImpl]:
     return as_eager_results(eval_closed(jaxpr, args), jaxpr.out_avals)
 
 
-def _remat_jvp(primals: list[Any], tangents: list[Any], *, jaxpr: ClosedJaxpr, prevent_cse: bool,
-               differentiated: bool, policy: SavePolicy | None) -> tuple[list[Any], list[Any]]:
+@jvp_rules.register(remat_p, symbolic_zeros=True)
+def _remat_jvp(primals: list[Array], tangents: list[Tangent], *, jaxpr: ClosedJaxpr, prevent_cse: bool,
+               differentiated: bool, policy: SavePolicy | None) -> tuple[list[Array], list[Tangent]]:
     nonzeros = [type(t) is not Zero for t in tangents]
     jvp, out_nz = jvp_jaxpr(jaxpr, nonzeros, False)
-    outs = bind_remat(jvp, [*primals, *[t for t in tangents if type(t) is not Zero]],
+    outs = bind_remat(jvp, [*primals, *[t for t in tangents if not isinstance(t, Zero)]],
                       prevent_cse=prevent_cse, differentiated=differentiated, policy=policy)
     n = len(jaxpr.out_avals)
     t_it = iter(outs[n:])
     return outs[:n], [next(t_it) if nz else Zero(a) for nz, a in zip(out_nz, jaxpr.out_avals)]
 
 
-jvp_rules.register(remat_p, symbolic_zeros=True)(_remat_jvp)
+@transpose_rules.register(remat_p)
+def _remat_transpose(cts: list[Array], *invals: Array | UndefinedPrimal, jaxpr: ClosedJaxpr, prevent_cse: bool,
+                     differentiated: bool, policy: SavePolicy | None) -> list[Array | None]:
+    linear = [is_undefined(x) for x in invals]
+    transposed = transpose_jaxpr(jaxpr, linear)
+    nonlinear = [x for x in invals if not isinstance(x, UndefinedPrimal)]
+    outs = iter(bind_remat(transposed, [*nonlinear, *cts], prevent_cse=prevent_cse,
+                           differentiated=differentiated, policy=policy))
+    return [next(outs) if lin else None for lin in linear]
 
 
 @batching_rules.register(remat_p)
-def _remat_batching(axis_size: int, vals: list[Any], dims: list[Dim], *, jaxpr: ClosedJaxpr, prevent_cse: bool,
-                    differentiated: bool, policy: SavePolicy | None) -> tuple[list[Any], list[Dim]]:
+def _remat_batching(axis_size: int, vals: list[Array], dims: list[Dim], *, jaxpr: ClosedJaxpr, prevent_cse: bool,
+                    differentiated: bool, policy: SavePolicy | None) -> tuple[list[Array], list[Dim]]:
     batched, out_dims = batch_jaxpr(jaxpr, axis_size, dims)
     outs = bind_remat(batched, vals, prevent_cse=prevent_cse, differentiated=differentiated, policy=policy)
     return outs, out_dims
 
 
-@transpose_rules.register(remat_p)
-def _remat_transpose(cts: list[Any], *invals: Any, jaxpr: ClosedJaxpr, prevent_cse: bool, differentiated: bool,
-                     policy: SavePolicy | None) -> list[Any]:
-    linear = [is_undefined(x) for x in invals]
-    transposed = transpose_jaxpr(jaxpr, linear)
-    nonlinear = [x for x, lin in zip(invals, linear) if not lin]
-    outs = iter(bind_remat(transposed, [*nonlinear, *cts], prevent_cse=prevent_cse,
-                           differentiated=differentiated, policy=policy))
-    return [next(outs) if lin else None for lin in linear]
+@partial_eval_rules.register(remat_p)
+def _remat_partial_eval(unknowns: list[bool], *, jaxpr: ClosedJaxpr, prevent_cse: bool, differentiated: bool,
+                        policy: SavePolicy | None) -> tuple[ClosedJaxpr, ClosedJaxpr, list[bool], int]:
+    """Save the inputs (and what the policy allows), recompute the rest (module docstring)."""
+    known_j, unknown_j, out_unknowns, _ = partial_eval_jaxpr(jaxpr, unknowns, False)
+    n_known_out = len(out_unknowns) - sum(out_unknowns)
+    known_j, saved = _saved_by_policy(known_j, policy)
+    k = known_j.jaxpr
+    residuals = k.outvars[n_known_out:] if any(out_unknowns) else ()
+    recompute, used = _recompute_jaxpr(k, saved, residuals)
+    res_vars = [v for v, u in zip(k.invars + tuple(saved), used) if u]
+    recompute_ids = {id(v) for v in recompute.constvars}
+    recompute_consts = tuple(c for v, c in zip(k.constvars, known_j.consts) if id(v) in recompute_ids)
+
+    # The known half: the known outputs, and the residuals (inputs and saved values) as is.
+    outs = list(k.outvars[:n_known_out]) + res_vars
+    pruned, _ = dce_jaxpr_open(k.replace(outvars=tuple(outs)), [True] * len(outs), prune_inputs=False)
+    kept = {id(v) for v in pruned.constvars}
+    known_consts = tuple(c for v, c in zip(k.constvars, known_j.consts) if id(v) in kept)
+    known_half = verified(ClosedJaxpr(pruned, known_consts))
+
+    # The unknown half: one remat2 equation recomputing the residuals of the plain split.
+    res_avals = [v.aval for v in res_vars]
+    unknown_avals = [a for a, u in zip(jaxpr.in_avals, unknowns) if u]
+
+    def body(*args: Array) -> list[Array]:
+        residuals = eval_closed(ClosedJaxpr(recompute, recompute_consts), args[: len(res_vars)])
+        return eval_closed(unknown_j, [*residuals, *args[len(res_vars):]])
+
+    def unknown(*args: Array) -> list[Array]:
+        if not any(out_unknowns):
+            return []
+        inner = trace_to_jaxpr(body, [*res_avals, *unknown_avals], "checkpoint (rematerialized)")
+        return bind_remat(inner, args, prevent_cse=prevent_cse, differentiated=True, policy=policy)
+
+    unknown_half = trace_to_jaxpr(unknown, [*res_avals, *unknown_avals], "partial_eval(remat2)")
+    return known_half, unknown_half, out_unknowns, len(res_vars)
 
 
 @dce_rules.register(remat_p)
@@ -242,62 +290,11 @@ def _remat_lowering(ctx: LoweringRuleContext, *args: str, jaxpr: ClosedJaxpr, pr
     return lower_call(ctx, operands, jaxpr, "checkpoint")
 
 
-# -- partial evaluation: save the inputs (and what the policy allows), recompute the rest ----
-def _saved_by_policy(known: ClosedJaxpr, policy: SavePolicy | None) -> tuple[ClosedJaxpr, list[Var]]:
-    """The known half (nested calls inlined when a policy looks at equations) and the
-    outputs of the equations ``policy`` saves."""
-    if policy is None or isinstance(policy, NothingSaveable):
-        return known, []
-    known = inline_calls(known)
-    saved = [
-        v for e in known.jaxpr.eqns
-        if policy.saveable(e.primitive, [a.aval for a in e.invars], e.params) for v in e.outvars
-    ]
-    return known, saved
-
-
-def _recompute_jaxpr(known: Jaxpr, saved: Sequence[Var], residuals: Sequence[Atom]) -> tuple[Jaxpr, list[bool]]:
-    """``(known inputs, saved values) -> residuals`` without the saving equations; returns
-    it with its unused inputs pruned and the mask of those it uses."""
-    saved_ids = {id(v) for v in saved}
-    eqns = tuple(e for e in known.eqns if not any(id(v) in saved_ids for v in e.outvars))
-    jaxpr = Jaxpr(known.constvars, known.invars + tuple(saved), tuple(residuals), eqns)
-    return dce_jaxpr_open(jaxpr, [True] * len(residuals))
-
-
-@partial_eval_rules.register(remat_p)
-def _remat_partial_eval(unknowns: list[bool], *, jaxpr: ClosedJaxpr, prevent_cse: bool, differentiated: bool,
-                        policy: SavePolicy | None) -> tuple[ClosedJaxpr, ClosedJaxpr, list[bool], int]:
-    known_j, unknown_j, out_unknowns, _ = partial_eval_jaxpr(jaxpr, unknowns, False)
-    n_known_out = len(out_unknowns) - sum(out_unknowns)
-    known_j, saved = _saved_by_policy(known_j, policy)
-    k = known_j.jaxpr
-    residuals = k.outvars[n_known_out:] if any(out_unknowns) else ()
-    recompute, used = _recompute_jaxpr(k, saved, residuals)
-    res_vars = [v for v, u in zip(k.invars + tuple(saved), used) if u]
-    recompute_ids = {id(v) for v in recompute.constvars}
-    recompute_consts = tuple(c for v, c in zip(k.constvars, known_j.consts) if id(v) in recompute_ids)
-
-    # The known half: the known outputs, and the residuals (inputs and saved values) as is.
-    outs = list(k.outvars[:n_known_out]) + res_vars
-    pruned, _ = dce_jaxpr_open(k.replace(outvars=tuple(outs)), [True] * len(outs), prune_inputs=False)
-    kept = {id(v) for v in pruned.constvars}
-    known_consts = tuple(c for v, c in zip(k.constvars, known_j.consts) if id(v) in kept)
-    known_half = verified(ClosedJaxpr(pruned, known_consts))
-
-    # The unknown half: one remat2 equation recomputing the residuals of the plain split.
-    res_avals = [v.aval for v in res_vars]
-    unknown_avals = [a for a, u in zip(jaxpr.in_avals, unknowns) if u]
-
-    def body(*args: Any) -> list[Any]:
-        residuals = eval_closed(ClosedJaxpr(recompute, recompute_consts), args[: len(res_vars)])
-        return eval_closed(unknown_j, [*residuals, *args[len(res_vars):]])
-
-    def unknown(*args: Any) -> list[Any]:
-        if not any(out_unknowns):
-            return []
-        inner = trace_to_jaxpr(body, [*res_avals, *unknown_avals], "checkpoint (rematerialized)")
-        return bind_remat(inner, args, prevent_cse=prevent_cse, differentiated=True, policy=policy)
-
-    unknown_half = trace_to_jaxpr(unknown, [*res_avals, *unknown_avals], "partial_eval(remat2)")
-    return known_half, unknown_half, out_unknowns, len(res_vars)
+def bind_remat(closed: ClosedJaxpr, args: Sequence[ArrayLike], *, prevent_cse: bool, differentiated: bool,
+               policy: SavePolicy | None) -> list[Array]:
+    """Bind ``remat2`` on ``closed`` (its consts hoisted into leading operands)."""
+    hoisted, consts = hoist_consts(closed)
+    outs: list[Array] = remat_p.bind(
+        *consts, *args, jaxpr=hoisted, prevent_cse=prevent_cse, differentiated=differentiated, policy=policy
+    )
+    return outs

@@ -1,42 +1,34 @@
-"""Higher-order primitives whose parameters include traced Python rules (custom derivatives).
+"""Custom rules traced late: parameters that hold a user's Python rule (custom derivatives).
 
 A custom rule is traced to a jaxpr on first use (``LazyJaxpr``), as JAX's are: a rule
 usually calls the function it differentiates, so tracing it whenever the function is
 staged would never end. Such a parameter is compared by identity and prints as the
-rule's name.
+rule's name (docs/guide.md, "Custom derivatives").
 
 A rule traced late must still see the values the function closed over as they are at the
 call (batched under ``vmap``, say, or staged by a trace that has finished since): a rule
 jaxpr takes those values as leading inputs (``trace_rule``), and a rule run as Python
 (a ``bwd``) runs with them standing for the current operands (``with_closure``).
-
-Also the small helpers the call-like primitives of ``custom_derivatives`` and ``remat``
-share: typed parameter access, evaluation, eager results, lowering as a ``func.call``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
-import numpy as np
-
-from fcore.backend.lowering import LoweringRuleContext, tensor_type
-from fcore.interpreters.array import ArrayImpl
-from fcore.interpreters.eval import to_numpy_arg
-from fcore.interpreters.eval_jaxpr import eval_jaxpr
+from fcore.interpreters.array import Array
 from fcore.interpreters.stack import bind_with_trace, current_trace, set_current_trace, trace_scope
 from fcore.interpreters.staging import StagingTrace
 from fcore.interpreters.trace import Trace, Tracer
 from fcore.ir.avals import ShapedArray
-from fcore.ir.core import Atom, ClosedJaxpr, JaxprEqn
+from fcore.ir.core import Atom, ClosedJaxpr
 from fcore.ir.params import ParamStruct, ParamValue
 from fcore.ir.primitive import Primitive
+from fcore.lax._base import ArrayLike
 
-P = TypeVar("P")
 T = TypeVar("T")
 
-__all__ = ["LazyJaxpr", "trace_rule", "with_closure", "param_of", "eval_closed", "as_eager_results", "lower_call"]
+__all__ = ["LazyJaxpr", "trace_rule", "with_closure"]
 
 
 class LazyJaxpr(ParamStruct):
@@ -79,17 +71,17 @@ class _ClosureTrace(Trace):
 
     __slots__ = ("parent", "values")
 
-    def __init__(self, parent: Trace, values: dict[int, Any]) -> None:
+    def __init__(self, parent: Trace, values: dict[int, ArrayLike]) -> None:
         super().__init__("custom_vjp bwd")
         self.parent = parent
         self.values = values
 
-    def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:
+    def process_primitive(self, prim: Primitive, args: Sequence[object], params: dict[str, ParamValue]) -> object:
         values = self.values
         return bind_with_trace(self.parent, prim, [values.get(id(a), a) for a in args], params)
 
 
-def with_closure(fun: Callable[[], T], closure: Sequence[Any], values: Sequence[Any]) -> T:
+def with_closure(fun: Callable[[], T], closure: Sequence[ArrayLike], values: Sequence[ArrayLike]) -> T:
     """Run ``fun`` with the tracers among ``closure`` (values a function closed over when it
     was staged) standing for ``values`` (the same operands now, e.g. batched, or the values of
     a later trace): a ``bwd`` called after the staging trace finished still works."""
@@ -115,7 +107,7 @@ class _RuleTrace(StagingTrace):
         return super().to_atom(x) if atom is None else atom
 
 
-def trace_rule(fun: Callable[..., Sequence[Any]], closure: Sequence[Any], closure_avals: Sequence[ShapedArray],
+def trace_rule(fun: Callable[..., Sequence[Array]], closure: Sequence[ArrayLike], closure_avals: Sequence[ShapedArray],
                avals: Sequence[ShapedArray], description: str) -> ClosedJaxpr:
     """Stage ``fun`` (flat in, flat out) as a jaxpr taking ``closure`` (the values the
     function's body closes over, by identity) followed by ``fun``'s own arguments."""
@@ -125,40 +117,3 @@ def trace_rule(fun: Callable[..., Sequence[Any]], closure: Sequence[Any], closur
             trace.closure[id(c)] = trace.new_arg(aval).atom
         outs = fun(*[trace.new_arg(a) for a in avals])
         return trace.to_closed_jaxpr(outs)
-
-
-def param_of(eqn: JaxprEqn, name: str, cls: type[P]) -> P:
-    """The parameter ``name`` of ``eqn``, which the primitive declares of type ``cls``."""
-    value = eqn.params[name]
-    assert isinstance(value, cls), (name, value)
-    return value
-
-
-def eval_closed(closed: ClosedJaxpr, args: Sequence[Any]) -> list[Any]:
-    """Evaluate ``closed`` on ``args`` under the current trace (binding each equation)."""
-    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
-
-
-def as_eager_results(outs: Sequence[Any], avals: Sequence[ShapedArray]) -> list[ArrayImpl]:
-    """Eager results as ``ArrayImpl`` s of the given types (an output may be an input as passed)."""
-    result: list[ArrayImpl] = []
-    for o, a in zip(outs, avals, strict=True):
-        if type(o) is ArrayImpl and o.dtype == a.dtype and o.weak_type == a.weak_type:
-            result.append(o)
-        else:
-            arr, _ = to_numpy_arg(o)
-            result.append(ArrayImpl(np.asarray(arr, a.dtype), a.weak_type))
-    return result
-
-
-def lower_call(ctx: LoweringRuleContext, args: Sequence[str], closed: ClosedJaxpr, name: str) -> list[str]:
-    """Lower a call of the const-free ``closed`` as a ``func.call`` of a private function."""
-    sym = ctx.module.private_function(closed.jaxpr, name)
-    outs = closed.out_avals
-    ins = ", ".join(tensor_type(a) for a in ctx.avals_in)
-    call = f"func.call @{sym}({', '.join(args)}) : ({ins}) -> ({', '.join(tensor_type(a) for a in outs)})"
-    if not outs:
-        ctx.fn.lines.append(f"    {call}{ctx.fn.location}")
-        return []
-    result = ctx.emit(call, n_results=len(outs))
-    return [result] if len(outs) == 1 else [f"{result}#{i}" for i in range(len(outs))]
