@@ -208,11 +208,10 @@ def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Hashable]:
 
 def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[KeyEntry, Any]], Hashable]:
     """``([(key, child)], node data)`` of the node ``tree``; ``ValueError`` for a leaf."""
-    keyed = _cpp.child_keys(default_registry, tree)
-    out = default_registry.flatten_one_level(tree)
-    if keyed is None or out is None:
+    out = _cpp.flatten_one_level_with_keys(default_registry, tree)
+    if out is None:
         raise ValueError(f"can't tree-flatten type: {type(tree)}")
-    return list(zip(*keyed)), out[1]
+    return out
 
 
 def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = None) -> bool:
@@ -243,8 +242,8 @@ def _locate_mismatch(treedef: PyTreeDef, tree: Any) -> tuple[KeyPath, str] | Non
             subtrees = shallow.flatten_up_to(x)
         except ValueError as e:
             return path, str(e)
-        keyed = _cpp.child_keys(default_registry, x)
-        keys = keyed[0] if keyed is not None else [FlattenedIndexKey(i) for i in range(len(children))]
+        keyed = _cpp.flatten_one_level_with_keys(default_registry, x)
+        keys = [k for k, _ in keyed[0]] if keyed is not None else [FlattenedIndexKey(i) for i in range(len(children))]
         stack.extend(reversed([(path + (k,), c, s) for k, c, s in zip(keys, children, subtrees)]))
     return None
 
@@ -679,8 +678,8 @@ def _ordereddict_with_keys(d: collections.OrderedDict[Any, Any]) -> tuple[tuple[
     return tuple([(DictKey(k), v) for k, v in d.items()]), tuple(d)
 
 
-def _ordereddict(d: collections.OrderedDict[Any, Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    return tuple(d.values()), tuple(d)
+def _ordereddict(d: collections.OrderedDict[Any, Any]) -> tuple[list[Any], tuple[Any, ...]]:
+    return list(d.values()), tuple(d)
 
 
 def _unflatten_ordereddict(keys: tuple[Any, ...], values: tuple[Any, ...]) -> collections.OrderedDict[Any, Any]:

@@ -48,6 +48,7 @@ __all__ = [
     "SequenceKey",
     "all_leaves",
     "flatten_deep",
+    "flatten_one_level_with_keys",
     "is_recursion_error",
     "none_leaf_registry",
     "register_dataclass_node",
@@ -188,20 +189,16 @@ def _node_kind(x: Any) -> tuple[int, type[Any] | None]:
     return _CUSTOM, typ
 
 
-def child_keys(reg: PyTreeRegistry, x: Any) -> tuple[list[Any], list[Any]] | None:
-    """``(keys, children)`` of node ``x``, or ``None`` for a leaf.
+def flatten_one_level_with_keys(reg: PyTreeRegistry, x: Any) -> tuple[Iterable[tuple[Any, Any]], Any] | None:
+    """``([(key, child)], node data)`` of node ``x``, or ``None`` for a leaf.
 
-    Namedtuple fields are named here: jaxlib 0.10.2's ``flatten_one_level_with_keys`` names
-    every field after the first one."""
-    one = reg.flatten_one_level_with_keys(x)
-    if one is None:
-        return None
-    pairs = list(one[0])
-    children = [c for _, c in pairs]
+    jaxlib's, except that namedtuple fields are named here: jaxlib 0.10.2 names every field
+    after the first one."""
+    out = reg.flatten_one_level_with_keys(x)
     typ = type(x)
-    if typ not in _custom_types and isinstance(x, tuple) and hasattr(typ, "_fields"):
-        return [GetAttrKey(f) for f in typ._fields], children
-    return [k for k, _ in pairs], children
+    if out is not None and typ not in _custom_types and isinstance(x, tuple) and hasattr(typ, "_fields"):
+        return [(GetAttrKey(f), c) for f, c in zip(typ._fields, x)], out[1]
+    return out
 
 
 def flatten_deep(
@@ -236,9 +233,9 @@ def flatten_deep(
             if kind == _NAMEDTUPLE:
                 data = type(x)
             if with_path:
-                keyed = child_keys(reg, x)
+                keyed = flatten_one_level_with_keys(reg, x)
                 assert keyed is not None
-                children = [(path + (k,), c) for k, c in zip(*keyed)]
+                children = [(path + (k,), c) for k, c in keyed[0]]
             else:
                 children = [(path, c) for c in one[0]]
             if not children:
