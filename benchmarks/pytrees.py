@@ -1,4 +1,5 @@
-"""Issue 12 workloads: pytree flatten/unflatten, tree_map, key paths, treedef hashing."""
+"""Issue 12 workloads: pytree flatten/unflatten, tree_map, key paths, treedef hashing, and jit
+dispatch with a dict of 100 arrays as its argument (flattened and keyed on every call)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ def params_tree(layers: int = 200) -> dict[str, Any]:
 
 def run() -> list[Result]:
     import jax
+    import numpy as np
 
+    import fcore
     from fcore import tree_util
 
     params = params_tree()
@@ -53,4 +56,11 @@ def run() -> list[Result]:
                            lambda: hash(f_def) == hash(f_def2) and f_def == f_def2,
                            lambda: hash(j_def) == hash(j_def2) and j_def == j_def2, number=500,
                            target="<= 1.0"))
+    arrays = {f"w{i:02d}": np.full(4, i, np.float32) for i in range(100)}
+    f_args, j_args = fcore.device_put(arrays), jax.device_put(arrays)
+    f_jit = fcore.jit(lambda p: p["w00"] + p["w99"])
+    j_jit = jax.jit(lambda p: p["w00"] + p["w99"])
+    results.append(compare("jit dispatch f(dict of 100 f32[4]) (+wait)",
+                           lambda: f_jit(f_args).block_until_ready(),
+                           lambda: j_jit(j_args).block_until_ready(), number=500, target="<= 1.0"))
     return results
