@@ -81,7 +81,6 @@ __all__ = [
 T = TypeVar("T")
 _AuxT = TypeVar("_AuxT", bound=Hashable)
 _TypeT = TypeVar("_TypeT", bound=type[Any])
-_FlatT = TypeVar("_FlatT")
 
 KeyEntry = DictKey | SequenceKey | GetAttrKey | FlattenedIndexKey | Any
 """One step of a key path (custom nodes may use keys of their own)."""
@@ -89,23 +88,16 @@ KeyPath = tuple[KeyEntry, ...]
 
 #: fcore's registry of pytree node types (jaxlib's C++ registry; not JAX's instance).
 default_registry: Final = _cpp.registry
-_flatten: Final = default_registry.flatten
-_flatten_with_path: Final = default_registry.flatten_with_path
-_LEAF_TREEDEF: Final = _flatten(0)[1]
+_LEAF_TREEDEF: Final = default_registry.flatten(0)[1]
 
-
-def _attempt(flatten: Callable[[Any, Any], _FlatT], tree: Any, predicate: Any) -> _FlatT | Exception:
-    """``flatten(tree, predicate)``, or the exception it raised, returned and not handled here.
-
-    When jaxlib's flattener fails at the recursion limit it leaks the whole recursion budget
-    (``fcore.backend.pytree``): no call can be made in this frame. Returning from it frees one
-    level, which the caller spends on raising the limit (``sys`` builtins, inline) before
-    ``_recover`` runs."""
-    try:
-        return flatten(tree, predicate)
-    except Exception as e:
-        return e
-
+# jaxlib's flatteners, each called through a ``staticmethod`` object: CPython 3.11 checks the
+# recursion limit around such a call (it has no vectorcall), which holds one level while the
+# flattener runs. A flattener that fails at the recursion limit leaks the rest of the budget
+# (see ``fcore.backend.pytree``); the held level, given back when the call returns, is what
+# lets the ``except`` clause raise the limit (``sys`` builtins, inline) before ``_recover``.
+_flatten: Final = staticmethod(default_registry.flatten)
+_flatten_with_path: Final = staticmethod(default_registry.flatten_with_path)
+_flatten_none_leaf: Final = staticmethod(_cpp.none_leaf_registry.flatten)
 
 #: Recursion levels lent while recovering from a failed C++ flatten.
 _ROOM: Final = 1000
@@ -137,32 +129,32 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tup
     ``is_leaf`` is tried on every subtree before anything else; when it returns ``True`` the
     subtree is a leaf, even if it is ``None`` or a node.
     """
-    out = _attempt(_flatten, tree, is_leaf)
-    if isinstance(out, tuple):
-        return out
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(limit + _ROOM)  # builtins only: see _attempt
-    return _recover(default_registry, tree, is_leaf, out, limit)
+    try:
+        return _flatten(tree, is_leaf)
+    except Exception as e:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + _ROOM)  # builtins only: see _flatten
+        return _recover(default_registry, tree, is_leaf, e, limit)
 
 
 def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
     """The leaves of ``tree``, in flatten order."""
-    out = _attempt(_flatten, tree, is_leaf)
-    if isinstance(out, tuple):
-        return out[0]
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(limit + _ROOM)  # builtins only: see _attempt
-    return _recover(default_registry, tree, is_leaf, out, limit)[0]
+    try:
+        return _flatten(tree, is_leaf)[0]
+    except Exception as e:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + _ROOM)  # builtins only: see _flatten
+        return _recover(default_registry, tree, is_leaf, e, limit)[0]
 
 
 def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
     """The :class:`PyTreeDef` of ``tree``."""
-    out = _attempt(_flatten, tree, is_leaf)
-    if isinstance(out, tuple):
-        return out[1]
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(limit + _ROOM)  # builtins only: see _attempt
-    return _recover(default_registry, tree, is_leaf, out, limit)[1]
+    try:
+        return _flatten(tree, is_leaf)[1]
+    except Exception as e:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + _ROOM)  # builtins only: see _flatten
+        return _recover(default_registry, tree, is_leaf, e, limit)[1]
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
@@ -396,13 +388,12 @@ def broadcast_prefix(prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], 
     plainly (``None`` there holds none).
     """
     if is_leaf is None:
-        reg = _cpp.none_leaf_registry
-        out = _attempt(reg.flatten, prefix_tree, None)
-        if isinstance(out, Exception):
+        try:
+            prefix_leaves, prefix_def = _flatten_none_leaf(prefix_tree, None)
+        except Exception as e:
             limit = sys.getrecursionlimit()
-            sys.setrecursionlimit(limit + _ROOM)  # builtins only: see _attempt
-            out = _recover(reg, prefix_tree, None, out, limit)
-        prefix_leaves, prefix_def = out
+            sys.setrecursionlimit(limit + _ROOM)  # builtins only: see _flatten
+            prefix_leaves, prefix_def = _recover(_cpp.none_leaf_registry, prefix_tree, None, e, limit)
     else:
         user_is_leaf = is_leaf
         prefix_leaves, prefix_def = tree_flatten(prefix_tree, lambda x: x is None or user_is_leaf(x))
@@ -448,12 +439,12 @@ def tree_flatten_with_path(
         def predicate(_: KeyPath, x: Any) -> bool:
             return leaf_only(x)
 
-    out = _attempt(_flatten_with_path, tree, predicate)
-    if isinstance(out, tuple):
-        return out
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(limit + _ROOM)  # builtins only: see _attempt
-    return _recover(default_registry, tree, predicate, out, limit, with_path=True)
+    try:
+        return _flatten_with_path(tree, predicate)
+    except Exception as e:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + _ROOM)  # builtins only: see _flatten
+        return _recover(default_registry, tree, predicate, e, limit, with_path=True)
 
 
 def tree_leaves_with_path(
