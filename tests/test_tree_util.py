@@ -378,8 +378,11 @@ def test_equality_and_hash() -> None:
     assert tu.tree_structure(Point(1, 2)) != tu.tree_structure(Point2(1, 2))
     cache = {t1: "hit"}
     assert cache[t2] == "hit"
-    assert t1 != (1, [2, 3])
+    assert (t1 == (1, [2, 3])) is False
     assert (t1 == object()) is False
+    # jaxlib's PyTreeDef answers False to both == and != against other types, as in JAX.
+    jt1 = jstructure((1, [2, 3]))
+    assert (t1 != (1, [2, 3])) == (jt1 != (1, [2, 3]))
 
 
 def test_unhashable_aux_data() -> None:
@@ -402,7 +405,7 @@ def test_treedef_is_immutable() -> None:
     with pytest.raises(AttributeError):
         setattr(treedef, "num_leaves", 3)
     with pytest.raises(AttributeError):
-        del treedef._nodes
+        delattr(treedef, "_nodes")
     with pytest.raises(TypeError):
         tu.PyTreeDef()
 
@@ -425,8 +428,15 @@ def test_unflatten_wrong_leaf_count() -> None:
         treedef.unflatten([1])
     with pytest.raises(ValueError, match=r"Too many leaves .*expected 2, got 3"):
         tu.tree_unflatten(treedef, [1, 2, 3])
-    with pytest.raises(ValueError, match=r"expected 0, got 1"):
-        tu.tree_structure(None).unflatten([1])
+    with pytest.raises(ValueError, match=r"Too many leaves for PyTreeDef\(None\); expected 0, got 1"):
+        tu.tree_unflatten(tu.tree_structure(None), [1])
+    # The method itself is jaxlib's: JAX's messages, word for word.
+    for tree, leaves in [((1, 2), [1]), ((1, 2), [1, 2, 3]), (None, [1]), ({"a": [1]}, [])]:
+        with pytest.raises(ValueError) as ours:
+            tu.tree_structure(tree).unflatten(leaves)
+        with pytest.raises(ValueError) as theirs:
+            jstructure(tree).unflatten(leaves)
+        assert str(ours.value) == str(theirs.value)
 
 
 def test_unsortable_dict_keys() -> None:
@@ -436,32 +446,45 @@ def test_unsortable_dict_keys() -> None:
         jflatten({1: 2, "a": 3})
 
 
-def test_flatten_up_to_errors() -> None:
+FLATTEN_UP_TO_MISMATCHES: list[tuple[Any, Any, str]] = [
+    # (tree giving the structure, tree to flatten up to it, key-path message fcore adds)
+    ((1, [2, 3]), (5, 6), r"at key path \[1\]: Expected list, got 6"),
+    ((1, [2, 3]), (5, [6, 7, 8]), r"at key path \[1\]: List arity mismatch: 3 != 2"),
+    ((1, [2, 3]), [5, [6, 7]], r"at the root: Expected tuple, got \[5, \[6, 7\]\]"),
+    ((1, [2, 3]), (5,), r"at the root: Tuple arity mismatch: 1 != 2"),
+    ({"a": 1}, {"b": 1}, r"Dict key mismatch; expected keys: \['a'\]"),
+    ({"x": Point(1, None)}, {"x": Point(1, 1)}, r"key path \['x'\]\.y: Expected None, got 1"),
+    (Point(1, 2), (1, 2), "at the root: Expected named tuple"),
+    (collections.OrderedDict(a=1), {"a": 1}, "Custom node type mismatch"),
+    (Foo(1, 2, "x"), Foo(1, 2, "y"), "Mismatch custom node data"),
+    ({"a": 1}, collections.OrderedDict(a=1), "Expected dict"),
+    ([DC(1, 2)], [DC(1, 2, "mul")], r"at key path \[0\]: Mismatch custom dataclass node data"),
+    ([Foo([1, 2], 3)], [Foo([1], 3)], r"at key path \[0\]\[<flat index 0>\]: List arity mismatch"),
+]
+
+
+@pytest.mark.parametrize(("structure", "tree", "pattern"), FLATTEN_UP_TO_MISMATCHES)
+def test_flatten_up_to_errors_match_jax(structure: Any, tree: Any, pattern: str) -> None:
+    """``PyTreeDef.flatten_up_to`` is jaxlib's: the same ValueError as JAX, word for word."""
+    with pytest.raises(ValueError) as ours:
+        tu.tree_structure(structure).flatten_up_to(tree)
+    with pytest.raises(ValueError) as theirs:
+        jstructure(structure).flatten_up_to(tree)
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize(("structure", "tree", "pattern"), FLATTEN_UP_TO_MISMATCHES)
+def test_tree_map_mismatch_names_the_key_path(structure: Any, tree: Any, pattern: str) -> None:
+    """fcore's tree_map says where the trees part (jaxlib's reason, prefixed by the key path)."""
+    with pytest.raises(ValueError, match=pattern):
+        tu.tree_map(lambda *xs: None, structure, tree)
+    with pytest.raises(ValueError):
+        jtu.tree_map(lambda *xs: None, structure, tree)
+
+
+def test_flatten_up_to_prefix_cases() -> None:
     treedef = tu.tree_structure((1, [2, 3]))
     assert treedef.flatten_up_to((5, [6, (7, 8)])) == [5, 6, (7, 8)]
-    cases: list[tuple[Any, str]] = [
-        ((5, 6), r"at key path \[1\]: Expected list, got 6"),
-        ((5, [6, 7, 8]), r"at key path \[1\]: List arity mismatch: 3 != 2"),
-        ([5, [6, 7]], r"at the root: Expected tuple, got \[5, \[6, 7\]\]"),
-        ((5,), r"at the root: Tuple arity mismatch: 1 != 2"),
-    ]
-    for tree, pattern in cases:
-        with pytest.raises(ValueError, match=pattern):
-            treedef.flatten_up_to(tree)
-        with pytest.raises(ValueError):
-            jstructure((1, [2, 3])).flatten_up_to(tree)
-    with pytest.raises(ValueError, match=r"Dict key mismatch; expected keys: \['a'\]; present keys: \['b'\]"):
-        tu.tree_structure({"a": 1}).flatten_up_to({"b": 1})
-    with pytest.raises(ValueError, match=r"key path \['x'\]\.y: Expected None, got 1"):
-        tu.tree_structure({"x": Point(1, None)}).flatten_up_to({"x": Point(1, 1)})
-    with pytest.raises(ValueError, match="Expected named tuple"):
-        tu.tree_structure(Point(1, 2)).flatten_up_to((1, 2))
-    with pytest.raises(ValueError, match="Custom node type mismatch"):
-        tu.tree_structure(collections.OrderedDict(a=1)).flatten_up_to({"a": 1})
-    with pytest.raises(ValueError, match="Mismatch custom node data"):
-        tu.tree_structure(Foo(1, 2, "x")).flatten_up_to(Foo(1, 2, "y"))
-    with pytest.raises(ValueError, match="Expected dict"):
-        tu.tree_structure({"a": 1}).flatten_up_to(collections.OrderedDict(a=1))
     # Full-tree None under a prefix leaf is fine.
     assert tu.tree_structure((1, 2)).flatten_up_to((None, [None])) == [None, [None]]
 

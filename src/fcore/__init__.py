@@ -6,6 +6,7 @@ The public face: re-exports only. See docs/ for the user guide.
 from fcore import interpreters as _interpreters  # installs bind; must come first
 from fcore import errors as errors
 from fcore import tree_util as tree_util
+from fcore import tree as tree
 from fcore import lax as lax
 from fcore import core as core
 from fcore.api.staging import ShapeDtypeStruct as ShapeDtypeStruct, make_jaxpr as make_jaxpr

@@ -19,6 +19,9 @@ from fcore.interpreters.eval import get_aval
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray
 
+#: jaxlib's C++ flattener, called directly on this hot path (no Python frame in between).
+_flatten = tree_util.default_registry.flatten
+
 Argnums = int | tuple[int, ...]
 
 
@@ -166,5 +169,5 @@ def check_scalar(x: Any) -> None:
 
 
 def leaves_checked(check: Callable[[Any], None], tree: Any) -> None:
-    for leaf in tree_util.tree_leaves(tree):
+    for leaf in _flatten(tree)[0]:
         check(leaf)

@@ -39,6 +39,9 @@ from fcore.transforms.ad_util import Zero, has_tangent
 from fcore.transforms.autodiff import linearize_flat, vjp_flat
 from fcore.transforms.jvp import JVPTrace, JVPTracer
 
+#: jaxlib's C++ flattener, called directly on this hot path (no Python frame in between).
+_flatten = tree_util.default_registry.flatten
+
 
 def _tangent_type(x: Any) -> tuple[tuple[int, ...], Any]:
     """(shape, dtype) of a tangent or cotangent, which may be a ``float0`` array."""
@@ -60,8 +63,8 @@ def _output_tangent(aval: ShapedArray, t: Any) -> Any:
 
 def _flat_fun(fun: Callable[..., Any], in_tree: tree_util.PyTreeDef, out_trees: list[tree_util.PyTreeDef]) -> Callable[..., list[Any]]:
     def flat(*leaves: Any) -> list[Any]:
-        out = fun(*tree_util.tree_unflatten(in_tree, leaves))
-        out_leaves, out_tree = tree_util.tree_flatten(out)
+        out = fun(*in_tree.unflatten(leaves))
+        out_leaves, out_tree = _flatten(out)
         out_trees.append(out_tree)
         return out_leaves
 
@@ -105,8 +108,8 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
             "primal and tangent arguments to fcore.jvp must be tuples or lists; found "
             f"{type(primals).__name__} and {type(tangents).__name__}."
         )
-    p_flat, p_tree = tree_util.tree_flatten(primals)
-    t_flat, t_tree = tree_util.tree_flatten(tangents)
+    p_flat, p_tree = _flatten(primals)
+    t_flat, t_tree = _flatten(tangents)
     if p_tree != t_tree:
         raise TypeError(
             "primal and tangent arguments to fcore.jvp must have the same tree structure; primals have tree "
@@ -115,15 +118,15 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     t_flat = [_jvp_tangent(p, t) for p, t in zip(p_flat, t_flat)]
     trace = JVPTrace(current_trace(), f"jvp({fun_name(fun)})")
     with trace_scope(trace):
-        out = fun(*tree_util.tree_unflatten(p_tree, [JVPTracer(trace, p, t) for p, t in zip(p_flat, t_flat)]))
+        out = fun(*p_tree.unflatten([JVPTracer(trace, p, t) for p, t in zip(p_flat, t_flat)]))
         if has_aux:
             out, aux = _split_aux(out)
             aux = _strip_aux(trace, aux)
-        out_flat, out_tree = tree_util.tree_flatten(out)
+        out_flat, out_tree = _flatten(out)
         pairs = [trace.unpack(o) for o in out_flat]
     primals_out = [p for p, _ in pairs]
     tangents_out = [_output_tangent(get_aval(p), ad_util.instantiate(t)) for p, t in pairs]
-    result = (tree_util.tree_unflatten(out_tree, primals_out), tree_util.tree_unflatten(out_tree, tangents_out))
+    result = (out_tree.unflatten(primals_out), out_tree.unflatten(tangents_out))
     return (*result, aux) if has_aux else result
 
 
@@ -149,7 +152,7 @@ def _jvp_tangent(p: Any, t: Any) -> Any:
 def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """``(fun(*primals), f_jvp[, aux])``: ``f_jvp`` replays only the staged linear part."""
     check_callable(fun)
-    p_flat, p_tree = tree_util.tree_flatten(primals)
+    p_flat, p_tree = _flatten(primals)
     in_avals = [typeof(p) for p in p_flat]
     aux_box: list[Any] = []
     main = _with_aux_stripped(fun, aux_box) if has_aux else fun
@@ -159,7 +162,7 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     out_avals = [get_aval(o) for o in lin.primals_out]
 
     def f_jvp(*tangents: Any) -> Any:
-        t_flat, t_tree = tree_util.tree_flatten(tangents)
+        t_flat, t_tree = _flatten(tangents)
         if t_tree != p_tree:
             raise TypeError(f"expected {p_tree}, got {t_tree}")
         for a, t in zip(in_avals, t_flat):
@@ -172,9 +175,9 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
                 )
         t_flat = [t if has_tangent(a) else np.zeros(a.shape, a.dtype) for a, t in zip(in_avals, t_flat)]
         outs = [_output_tangent(a, t) for a, t in zip(out_avals, lin.jvp(t_flat))]
-        return tree_util.tree_unflatten(out_tree, outs)
+        return out_tree.unflatten(outs)
 
-    out = tree_util.tree_unflatten(out_tree, lin.primals_out)
+    out = out_tree.unflatten(lin.primals_out)
     return (out, f_jvp, aux_box[0]) if has_aux else (out, f_jvp)
 
 
@@ -183,7 +186,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False, reduce_ax
     if reduce_axes:
         raise NotImplementedError("reduce_axes argument to vjp is deprecated")
     check_callable(fun)
-    p_flat, p_tree = tree_util.tree_flatten(primals)
+    p_flat, p_tree = _flatten(primals)
     in_avals = [typeof(p) for p in p_flat]
     aux_box: list[Any] = []
     main = _with_aux_stripped(fun, aux_box) if has_aux else fun
@@ -200,7 +203,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False, reduce_ax
                 "single argument corresponding to the single value returned by the function being "
                 "differentiated (even if that returned value is a tuple or other container)."
             )
-        ct_flat, ct_tree = tree_util.tree_flatten(ct)
+        ct_flat, ct_tree = _flatten(ct)
         if ct_tree != out_tree:
             raise ValueError(
                 "unexpected tree structure: the argument to a VJP function returned by `fcore.vjp` must match "
@@ -208,10 +211,10 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False, reduce_ax
             )
         cts_in = pullback([_checked_cotangent(c, a) for c, a in zip(ct_flat, out_avals)])
         cts = [_output_tangent(a, c) for a, c in zip(in_avals, cts_in)]
-        result: tuple[Any, ...] = tree_util.tree_unflatten(p_tree, cts)
+        result: tuple[Any, ...] = p_tree.unflatten(cts)
         return result
 
-    out = tree_util.tree_unflatten(out_tree, outs)
+    out = out_tree.unflatten(outs)
     return (out, f_vjp, aux_box[0]) if has_aux else (out, f_vjp)
 
 

@@ -31,6 +31,9 @@ from fcore.interpreters.trace import Tracer
 from fcore.ir.avals import ShapedArray
 from fcore.lax.call import bind_jit, clear_executable_cache, hoist_consts, to_device
 
+#: jaxlib's C++ flattener, called directly on this hot path (no Python frame in between).
+_flatten = tree_util.default_registry.flatten
+
 DeviceBuffer = runtime.DeviceBuffer
 
 #: What a traced function may return as a leaf (anything else is a ``TypeError``).
@@ -97,10 +100,10 @@ class Jitted:
         call: CallArgs | None = None
         if spec.static_argnums or (kwargs and spec.static_argnames):
             call = self._split(args, kwargs)
-            flat, in_tree = tree_util.tree_flatten((call.dyn_args, call.dyn_kwargs))
+            flat, in_tree = _flatten((call.dyn_args, call.dyn_kwargs))
             static_key = call.static_key
         else:  # no static arguments in this call (the common case): nothing to split
-            flat, in_tree = tree_util.tree_flatten((args, kwargs))
+            flat, in_tree = _flatten((args, kwargs))
             static_key = ()
         float0_in: tuple[tuple[int, tuple[int, ...]], ...] = ()
         try:
@@ -155,9 +158,9 @@ class Jitted:
         def flat_fun(*leaves: Any) -> list[Any]:
             if float0_in:
                 leaves = _with_float0_inputs(leaves, float0_in)
-            dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, leaves)
+            dyn_args, dyn_kwargs = in_tree.unflatten(leaves)
             args, kwargs = call.merge(dyn_args, dyn_kwargs)
-            out_leaves, out_tree = tree_util.tree_flatten(self.fun(*args, **kwargs))
+            out_leaves, out_tree = _flatten(self.fun(*args, **kwargs))
             staged = []
             for i, leaf in enumerate(out_leaves):
                 if is_float0(leaf):
@@ -216,9 +219,8 @@ class Jitted:
                             one = launch.single
                             if one is not None and entry.leaf_out:
                                 return ArrayImpl(None, one[0], DeviceBuffer(outs[0], one[1]), one[2])
-                            return tree_util.tree_unflatten(
-                                entry.out_tree,
-                                [ArrayImpl(None, w, DeviceBuffer(o, r), av) for o, (w, r, av) in zip(outs, launch.outs)],
+                            return entry.out_tree.unflatten(
+                                [ArrayImpl(None, w, DeviceBuffer(o, r), av) for o, (w, r, av) in zip(outs, launch.outs)]
                             )
         return self._call(args, kwargs)
 
@@ -264,7 +266,7 @@ class Jitted:
         """The results' shapes and dtypes (``ShapeDtypeStruct``s), without running anything."""
         entry, _ = self._specialize(args, kwargs)
         structs = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in entry.out_avals]
-        return tree_util.tree_unflatten(entry.out_tree, entry.with_float0(structs, lambda s: ShapeDtypeStruct(s, float0)))
+        return entry.out_tree.unflatten(entry.with_float0(structs, lambda s: ShapeDtypeStruct(s, float0)))
 
     def clear_cache(self) -> None:
         """Forget this function's traces (and their executables)."""

@@ -49,7 +49,7 @@ class Specialization:
 
     def results(self, outs: Sequence[Any]) -> Any:
         """The result tree from the compiled program's outputs."""
-        return tree_util.tree_unflatten(self.out_tree, self.with_float0(outs, float0_zeros))
+        return self.out_tree.unflatten(self.with_float0(outs, float0_zeros))
 
     def with_float0(self, leaves: Sequence[Any], make: Callable[[tuple[int, ...]], Any]) -> list[Any]:
         """``leaves`` of the staged results with ``make(shape)`` at each float0 result."""

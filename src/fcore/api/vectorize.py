@@ -23,6 +23,9 @@ from fcore.interpreters.stack import current_trace, set_current_trace, trace_sco
 from fcore.interpreters.trace import Tracer
 from fcore.transforms.batching import BatchTrace, BatchTracer, bdim_at
 
+#: jaxlib's C++ flattener, called directly on this hot path (no Python frame in between).
+_flatten = tree_util.default_registry.flatten
+
 
 def _check_axes_spec(name: str, axes: Any) -> None:
     if not all(type(leaf) is int for leaf in tree_util.tree_leaves(axes)):
@@ -97,7 +100,7 @@ def vmap(
                 f"arguments passed to the function, but got len(in_axes)={len(in_axes)}, len(args)={len(args)} "
                 "(a tuple in_axes is a tree prefix of the tuple of positional arguments)"
             )
-        flat, in_tree = tree_util.tree_flatten((args, kwargs))
+        flat, in_tree = _flatten((args, kwargs))
         axes = _broadcast_axes("vmap in_axes", (in_axes, 0), (args, kwargs), (in_axes, args))
         mapped = [_mapped_axis(x, ax) for x, ax in zip(flat, axes)]
         sizes = [size for size, _ in mapped]
@@ -106,16 +109,16 @@ def vmap(
         trace = BatchTrace(current_trace(), n, f"vmap({fun_name(fun)})")
         with trace_scope(trace):
             inputs = [_batched_input(trace, x, d) for x, d in zip(flat, dims)]
-            in_args, in_kwargs = tree_util.tree_unflatten(in_tree, inputs)
+            in_args, in_kwargs = in_tree.unflatten(inputs)
             out = fun(*in_args, **in_kwargs)
-            out_flat, out_tree = tree_util.tree_flatten(out)
+            out_flat, out_tree = _flatten(out)
             for o in out_flat:
                 _check_output(o)
             pairs = [trace.unpack(o) for o in out_flat]
         o_axes = _broadcast_axes("vmap out_axes", out_axes, out)
         with set_current_trace(trace.parent):
             results = [_place_output(v, d, want, n, out, i) for i, ((v, d), want) in enumerate(zip(pairs, o_axes))]
-        return tree_util.tree_unflatten(out_tree, results)
+        return out_tree.unflatten(results)
 
     return vmapped
 

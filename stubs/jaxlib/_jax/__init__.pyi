@@ -160,3 +160,5 @@ def array_result_handler(
 def buffer_to_dlpack_managed_tensor(
     buffer: ArrayImpl, stream: int | None = None
 ) -> CapsuleType: ...
+
+from jaxlib._jax import pytree as pytree
