@@ -567,8 +567,8 @@ def _convert_impl(x: NpArray, *, new_dtype: DType, weak_type: bool) -> NpArray:
         x = np.real(x)
     with np.errstate(invalid="ignore", over="ignore"):
         if dtypes.is_integer(new_dtype) and dtypes.is_floating(x.dtype):
-            info = np.iinfo(new_dtype)
-            x = np.nan_to_num(np.trunc(x), nan=0).clip(info.min, info.max)
+            lo, hi = dtypes.int_range(new_dtype)
+            x = np.nan_to_num(np.trunc(x), nan=0).clip(lo, hi)
         return x.astype(new_dtype)
 
 

@@ -313,7 +313,7 @@ def promote2_dtype(x: object, y: object, dt: DType, weak: bool) -> tuple[Array, 
 
 def _binary_shape(name: str, sx: Shape, sy: Shape, dt: DType) -> Shape:
     """The broadcast shape of a binary operation's operands; like JAX, a ``TypeError`` naming
-    the operation, the shapes and the dtype when they do not broadcast (SPEC §4)."""
+    the operation, the shapes and the dtype when they do not broadcast (docs/guide.md, "Bad input")."""
     try:
         return broadcast_shapes(sx, sy)
     except ValueError:

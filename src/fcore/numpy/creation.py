@@ -303,7 +303,7 @@ def linspace(
 
 
 def logspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = True, base: float = 10.0, dtype: Any = None, axis: int = 0) -> Array:
-    from fcore.numpy.ufuncs import power
+    from fcore.numpy.ufuncs_binary import power
 
     lin = linspace(start, stop, num, endpoint=endpoint, axis=axis)
     out = power(base, lin)
@@ -431,3 +431,18 @@ def meshgrid(*xi: ArrayLike, copy: bool = True, sparse: bool = False, indexing: 
         else:
             out.append(lax.broadcast_in_dim(a, tuple(shape), (dim,)))
     return out
+
+
+def copy(a: ArrayLike, order: str | None = None) -> Array:
+    """A copy of ``a`` (fcore arrays are immutable, so this is the array itself for fcore arrays)."""
+    return array(a, copy=True)
+
+
+def astype(x: ArrayLike, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Array:
+    """``x`` converted to ``dtype`` (the default float dtype when ``dtype`` is None)."""
+    arr = _asarray(x, "astype")
+    dt = dtypes.canonicalize_dtype(dtypes.float64) if dtype is None else canonical_dtype(dtype)
+    if dtypes.is_complex(arr.dtype) and dtypes.is_bool(dt):
+        return lax.ne(arr, ArrayImpl(np.zeros((), arr.dtype), False))
+    return convert(arr, dt, False)
+

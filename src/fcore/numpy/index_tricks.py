@@ -17,10 +17,6 @@ from fcore.ir import dtypes
 from fcore.lax import ArrayLike
 from fcore.numpy._promotion import asarray, convert, result_of
 
-__all__ = [
-    "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from", "diag_indices", "diag_indices_from",
-    "indices", "ix_", "unravel_index", "ravel_multi_index", "mgrid", "ogrid", "s_", "index_exp",
-]
 
 
 def _int_array(values: np.ndarray[Any, Any]) -> Array:
@@ -115,7 +111,8 @@ def ix_(*args: ArrayLike) -> tuple[Array, ...]:
 def unravel_index(indices: ArrayLike, shape: Sequence[int] | int) -> tuple[Array, ...]:
     """The multi-indices of flat ``indices`` into an array of ``shape`` (out-of-range indices
     are clamped, as in jnp)."""
-    from fcore.numpy.ufuncs import divmod as _divmod, greater, less, subtract, where
+    from fcore.numpy.ufuncs_binary import divmod as _divmod, subtract
+    from fcore.numpy.ufuncs_logic import greater, less, where
 
     idx = asarray(indices, "unravel_index")
     dims = [operator.index(s) for s in shape] if isinstance(shape, (list, tuple)) else [operator.index(cast(int, shape))]
@@ -131,7 +128,7 @@ def ravel_multi_index(multi_index: Sequence[ArrayLike], dims: Sequence[int], mod
                       order: str = "C", *, dtype: Any = None) -> Array:
     """Flat indices of the multi-indices ``multi_index`` into an array of shape ``dims``."""
     from fcore.numpy._dtypes import canonical_dtype
-    from fcore.numpy.ufuncs import add, clip, multiply, remainder
+    from fcore.numpy.ufuncs_binary import add, clip, multiply, remainder
 
     if len(multi_index) != len(dims):
         raise ValueError(f"len(multi_index)={len(multi_index)} != len(dims)={len(dims)}")

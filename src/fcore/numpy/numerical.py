@@ -15,12 +15,11 @@ from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
 from fcore.lax import ArrayLike
 from fcore.numpy._promotion import asarray, convert, normalize_axis, result_of, to_inexact
-from fcore.numpy import ufuncs as U
+from fcore.numpy.ufuncs_binary import add, clip, floor_divide, multiply, power, remainder, subtract, true_divide
+from fcore.numpy.ufuncs_logic import equal, greater, less, less_equal, logical_and, where
+from fcore.numpy.ufuncs_parts import conjugate, imag, real
+from fcore.numpy.ufuncs_unary import absolute, log10, negative, sign, sqrt
 
-__all__ = [
-    "polyval", "polyadd", "polysub", "polymul", "polyder", "polyint", "vander", "convolve", "correlate", "interp",
-    "trapezoid", "geomspace", "cov", "corrcoef", "histogram", "histogram_bin_edges",
-]
 
 
 def _promote(*args: ArrayLike, name: str, inexact: bool = False) -> list[Array]:
@@ -38,7 +37,7 @@ def polyval(p: ArrayLike, x: ArrayLike, *, unroll: int = 16) -> Array:
     shape = broadcast_shapes(pa.shape[1:], xa.shape)
     y: Array = lax.broadcast_in_dim(ArrayImpl(np.zeros((), xa.dtype), xa.weak_type), shape, ())
     for i in range(pa.shape[0]):
-        y = U.add(U.multiply(y, xa), lax.index_in_dim(pa, i, keepdims=False))
+        y = add(multiply(y, xa), lax.index_in_dim(pa, i, keepdims=False))
     return y
 
 
@@ -55,7 +54,7 @@ def polyadd(a1: ArrayLike, a2: ArrayLike) -> Array:
 def polysub(a1: ArrayLike, a2: ArrayLike) -> Array:
     """Difference of two polynomials."""
     x, y = _promote(a1, a2, name="polysub")
-    return polyadd(x, U.negative(y))
+    return polyadd(x, negative(y))
 
 
 def polymul(a1: ArrayLike, a2: ArrayLike, *, trim_leading_zeros: bool = False) -> Array:
@@ -83,7 +82,7 @@ def polyder(p: ArrayLike, m: int = 1) -> Array:
         return pa
     n = pa.shape[0]
     coeff = (np.arange(m, n)[None] - np.arange(m)[:, None]).prod(0)
-    return U.multiply(lax.slice_in_dim(pa, 0, max(n - m, 0)), ArrayImpl(coeff[::-1].astype(pa.dtype), False))
+    return multiply(lax.slice_in_dim(pa, 0, max(n - m, 0)), ArrayImpl(coeff[::-1].astype(pa.dtype), False))
 
 
 def polyint(p: ArrayLike, m: int = 1, k: ArrayLike | None = None) -> Array:
@@ -104,7 +103,7 @@ def polyint(p: ArrayLike, m: int = 1, k: ArrayLike | None = None) -> Array:
         return pa
     grid = np.arange(pa.shape[0] + m)[None] - np.arange(m)[:, None]
     coeff = np.maximum(1, grid).prod(0)[::-1]
-    return U.true_divide(concatenate((pa, ka)), ArrayImpl(coeff.astype(pa.dtype), False))
+    return true_divide(concatenate((pa, ka)), ArrayImpl(coeff.astype(pa.dtype), False))
 
 
 def vander(x: ArrayLike, N: int | None = None, increasing: bool = False) -> Array:
@@ -117,13 +116,13 @@ def vander(x: ArrayLike, N: int | None = None, increasing: bool = False) -> Arra
         raise ValueError("N must be nonnegative")
     powers = np.arange(n) if increasing else (n - 1) - np.arange(n)
     iota = ArrayImpl(powers.astype(xa.dtype), False)
-    return U.power(lax.expand_dims(xa, (1,)), lax.expand_dims(iota, (0,)))
+    return power(lax.expand_dims(xa, (1,)), lax.expand_dims(iota, (0,)))
 
 
 def _conv(x: ArrayLike, y: ArrayLike, mode: str, op: str, preferred_element_type: Any) -> Array:
     """1-D convolution/correlation as a matrix of sliding windows times the kernel."""
     from fcore.numpy.indexing import getitem
-    from fcore.numpy.linalg_ops import matmul
+    from fcore.numpy.products import matmul
 
     a, v = asarray(x, op), asarray(y, op, 1)
     if a.ndim != 1 or v.ndim != 1:
@@ -133,7 +132,7 @@ def _conv(x: ArrayLike, y: ArrayLike, mode: str, op: str, preferred_element_type
         raise ValueError(f"{op}: inputs cannot be empty, got shapes {a.shape} and {v.shape}.")
     reverse_out = False
     if op == "correlate":
-        v = U.conjugate(v)
+        v = conjugate(v)
         if a.shape[0] < v.shape[0]:
             a, v = v, a
             reverse_out = True
@@ -194,26 +193,26 @@ def interp(x: ArrayLike, xp: ArrayLike, fp: ArrayLike, left: ArrayLike | str | N
     if period is not None:
         if _ndim(period) != 0:
             raise ValueError(f"period must be a scalar; got {period}")
-        per = U.absolute(period)
-        xa, xpa = U.remainder(xa, per), U.remainder(xpa, per)
+        per = absolute(period)
+        xa, xpa = remainder(xa, per), remainder(xpa, per)
         xpa, fpa = lax.sort_key_val(xpa, fpa)
         n = xpa.shape[0]
-        xpa = concatenate([U.subtract(lax.slice_in_dim(xpa, n - 1, n), per), xpa, U.add(lax.slice_in_dim(xpa, 0, 1), per)])
+        xpa = concatenate([subtract(lax.slice_in_dim(xpa, n - 1, n), per), xpa, add(lax.slice_in_dim(xpa, 0, 1), per)])
         fpa = concatenate([lax.slice_in_dim(fpa, n - 1, n), fpa, lax.slice_in_dim(fpa, 0, 1)])
     n = xpa.shape[0]
-    i = U.clip(searchsorted(xpa, xa, side="right"), 1, n - 1)
-    im1 = U.subtract(i, 1)
+    i = clip(searchsorted(xpa, xa, side="right"), 1, n - 1)
+    im1 = subtract(i, 1)
     f_lo, x_lo = getitem(fpa, im1), getitem(xpa, im1)
-    df = U.subtract(getitem(fpa, i), f_lo)
-    dx = U.subtract(getitem(xpa, i), x_lo)
-    delta = U.subtract(xa, x_lo)
+    df = subtract(getitem(fpa, i), f_lo)
+    dx = subtract(getitem(xpa, i), x_lo)
+    delta = subtract(xa, x_lo)
     eps = np.spacing(np.finfo(np.float32 if xpa.dtype == dtypes.bfloat16 else xpa.dtype).eps)
-    dx0 = U.less_equal(U.absolute(dx), eps)
-    f = U.where(dx0, f_lo, U.add(f_lo, U.multiply(U.true_divide(delta, U.where(dx0, 1, dx)), df)))
+    dx0 = less_equal(absolute(dx), eps)
+    f = where(dx0, f_lo, add(f_lo, multiply(true_divide(delta, where(dx0, 1, dx)), df)))
     if not isinstance(left, str) and period is None:
-        f = U.where(U.less(xa, getitem(xpa, 0)), getitem(fpa, 0) if left is None else left, f)
+        f = where(less(xa, getitem(xpa, 0)), getitem(fpa, 0) if left is None else left, f)
     if not isinstance(right, str) and period is None:
-        f = U.where(U.greater(xa, getitem(xpa, -1)), getitem(fpa, -1) if right is None else right, f)
+        f = where(greater(xa, getitem(xpa, -1)), getitem(fpa, -1) if right is None else right, f)
     return f
 
 
@@ -237,10 +236,10 @@ def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: ArrayLike = 1.0, axi
     last = ya.ndim - 1
     if dxa.ndim == 0 or dxa.shape[-1] == 1:
         d = dxa if dxa.ndim == 0 else lax.index_in_dim(dxa, 0, dxa.ndim - 1, keepdims=False)
-        ends = U.add(lax.index_in_dim(ya, 0, last, keepdims=False), lax.index_in_dim(ya, n - 1, last, keepdims=False))
-        return U.multiply(d, U.subtract(_sum(ya, -1), U.multiply(0.5, ends)))
-    pair = U.add(lax.slice_in_dim(ya, 1, n, axis=last), lax.slice_in_dim(ya, 0, max(n - 1, 0), axis=last))
-    return U.multiply(0.5, _sum(U.multiply(dxa, pair), -1))
+        ends = add(lax.index_in_dim(ya, 0, last, keepdims=False), lax.index_in_dim(ya, n - 1, last, keepdims=False))
+        return multiply(d, subtract(_sum(ya, -1), multiply(0.5, ends)))
+    pair = add(lax.slice_in_dim(ya, 1, n, axis=last), lax.slice_in_dim(ya, 0, max(n - 1, 0), axis=last))
+    return multiply(0.5, _sum(multiply(dxa, pair), -1))
 
 
 def geomspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = True, dtype: Any = None,
@@ -253,9 +252,9 @@ def geomspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool =
     dt = to_inexact(result_of(start, stop, name="geomspace")[0]) if dtype is None else canonical_dtype(dtype)
     comp = to_inexact(dt)
     s, e = convert(start, comp), convert(stop, comp)
-    sign = U.sign(s)
-    res = U.multiply(sign, logspace(U.log10(U.true_divide(s, sign)), U.log10(U.true_divide(e, sign)), num,
-                                    endpoint=endpoint, base=10.0, dtype=comp, axis=0))
+    sgn = sign(s)
+    res = multiply(sgn, logspace(log10(true_divide(s, sgn)), log10(true_divide(e, sgn)), num,
+                                 endpoint=endpoint, base=10.0, dtype=comp, axis=0))
     ax = normalize_axis(axis, res.ndim)
     if ax != 0:
         res = lax.transpose(res, (*range(1, ax + 1), 0, *range(ax + 1, res.ndim)))
@@ -266,7 +265,7 @@ def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, bias: boo
         fweights: ArrayLike | None = None, aweights: ArrayLike | None = None, dtype: Any = None) -> Array:
     """Covariance matrix of the variables in the rows (or columns) of ``m`` (and ``y``)."""
     from fcore.numpy.creation import full
-    from fcore.numpy.linalg_ops import dot
+    from fcore.numpy.products import dot
     from fcore.numpy.reductions import average, sum as _sum
     from fcore.numpy.shape_ops import atleast_2d, concatenate, squeeze
 
@@ -304,15 +303,15 @@ def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, bias: boo
             raise RuntimeError("incompatible numbers of samples and fweights")
         if not dtypes.is_integer(fw.dtype):
             raise TypeError("fweights must be integer.")
-        w = U.absolute(fw)
+        w = absolute(fw)
     if aweights is not None:
         aw = asarray(aweights, "cov")
         if aw.ndim > 1:
             raise RuntimeError("cannot handle multidimensional aweights")
         if aw.shape[0] != X.shape[1]:
             raise RuntimeError("incompatible numbers of samples and aweights")
-        aw = U.absolute(aw)
-        w = aw if w is None else U.multiply(w, aw)
+        aw = absolute(aw)
+        w = aw if w is None else multiply(w, aw)
     if dtype is not None:
         from fcore.numpy._dtypes import canonical_dtype
 
@@ -326,12 +325,12 @@ def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, bias: boo
     elif ddof == 0:
         f = w_sum
     elif aw is None:
-        f = U.subtract(w_sum, ddof)
+        f = subtract(w_sum, ddof)
     else:
-        f = U.subtract(w_sum, U.true_divide(U.multiply(ddof, _sum(U.multiply(w, aw))), w_sum))
-    X = U.subtract(X, lax.expand_dims(avg, (1,)))
-    X_T = X.T if w is None else U.multiply(X, lax.expand_dims(w, (0,))).T
-    return squeeze(U.true_divide(dot(X, U.conjugate(X_T)), f))
+        f = subtract(w_sum, true_divide(multiply(ddof, _sum(multiply(w, aw))), w_sum))
+    X = subtract(X, lax.expand_dims(avg, (1,)))
+    X_T = X.T if w is None else multiply(X, lax.expand_dims(w, (0,))).T
+    return squeeze(true_divide(dot(X, conjugate(X_T)), f))
 
 
 def corrcoef(x: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, dtype: Any = None) -> Array:
@@ -342,13 +341,13 @@ def corrcoef(x: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, dtyp
         raise ValueError(f"corrcoef: dtype must be a subclass of float or complex; got dtype={dtype}")
     c = cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
-        return U.true_divide(c, c)
+        return true_divide(c, c)
     d = diag(c)
-    stddev = convert(U.sqrt(U.real(d)), c.dtype)
-    c = U.true_divide(U.true_divide(c, lax.expand_dims(stddev, (1,))), lax.expand_dims(stddev, (0,)))
-    real_part = U.clip(U.real(c), -1, 1)
+    stddev = convert(sqrt(real(d)), c.dtype)
+    c = true_divide(true_divide(c, lax.expand_dims(stddev, (1,))), lax.expand_dims(stddev, (0,)))
+    real_part = clip(real(c), -1, 1)
     if dtypes.is_complex(c.dtype):
-        return lax.complex(real_part, U.clip(U.imag(c), -1, 1))
+        return lax.complex(real_part, clip(imag(c), -1, 1))
     return real_part
 
 
@@ -374,9 +373,9 @@ def histogram_bin_edges(a: ArrayLike, bins: ArrayLike = 10, range: Sequence[Arra
     rng = array([_min(arr), _max(arr)] if range is None else list(range), dtype=dt)
     if rng.shape != (2,):
         raise ValueError(f"`range` must be either None or a sequence of scalars, got {range}")
-    flat = U.equal(ptp(rng), 0)
-    lo = U.where(flat, U.subtract(rng[0], 0.5), rng[0])
-    hi = U.where(flat, U.add(rng[1], 0.5), rng[1])
+    flat = equal(ptp(rng), 0)
+    lo = where(flat, subtract(rng[0], 0.5), rng[0])
+    hi = where(flat, add(rng[1], 0.5), rng[1])
     edges: Array = linspace(lo, hi, n_bins + 1, dtype=dt)
     return edges
 
@@ -399,8 +398,36 @@ def histogram(a: ArrayLike, bins: ArrayLike = 10, range: Sequence[ArrayLike] | N
     edges = histogram_bin_edges(arr, bins, range, w)
     n = edges.shape[0]
     idx = searchsorted(edges, arr, side="right")
-    idx = U.where(U.equal(arr, edges[-1]), n - 1, idx)
+    idx = where(equal(arr, edges[-1]), n - 1, idx)
     counts: Array = zeros(n, w.dtype).at[idx].add(w)[1:]
     if density:
-        counts = U.true_divide(U.true_divide(counts, diff(edges)), _sum(counts))
+        counts = true_divide(true_divide(counts, diff(edges)), _sum(counts))
     return counts, edges
+
+
+def unwrap(p: ArrayLike, discont: ArrayLike | None = None, axis: int = -1, period: ArrayLike = 2 * np.pi) -> Array:
+    """``p`` with jumps larger than ``discont`` unwrapped by multiples of ``period``."""
+    from fcore.numpy._promotion import normalize_axis
+    from fcore.numpy.manipulation import diff
+    from fcore.numpy.reductions import cumsum
+    from fcore.numpy.shape_ops import concatenate
+
+    dt, weak = result_of(p, period, name="unwrap")
+    arr, per = convert(p, dt, weak), convert(period, dt, weak)
+    if dtypes.is_complex(dt):
+        raise ValueError("jnp.unwrap does not support complex inputs.")
+    ax = normalize_axis(axis, arr.ndim)
+    if arr.shape[ax] == 0:
+        return arr
+    disc: ArrayLike = true_divide(per, 2) if discont is None else discont
+    interval = floor_divide(per, 2) if dtypes.is_integer(dt) else true_divide(per, 2)
+    dd = diff(arr, axis=ax)
+    ddmod = subtract(remainder(add(dd, interval), per), interval)
+    ddmod = where(logical_and(equal(ddmod, negative(interval)), greater(dd, 0)), interval, ddmod)
+    correct = where(less(absolute(dd), disc), 0, subtract(ddmod, dd))
+    n = arr.shape[ax]
+    return concatenate(
+        (lax.slice_in_dim(arr, 0, 1, axis=ax), add(lax.slice_in_dim(arr, 1, n, axis=ax), cumsum(correct, axis=ax))),
+        axis=ax,
+    )
+

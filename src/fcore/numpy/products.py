@@ -117,7 +117,7 @@ def matmul(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_eleme
 
 def vdot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None) -> Array:
     """Dot product of the flattened arrays, conjugating the first."""
-    from fcore.numpy.ufuncs import conjugate
+    from fcore.numpy.ufuncs_parts import conjugate
 
     x, y = asarray(a, "vdot", 0), asarray(b, "vdot", 1)
     if dtypes.is_complex(x.dtype):
@@ -127,7 +127,7 @@ def vdot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element
 
 def vecdot(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1, precision: Any = None, preferred_element_type: Any = None) -> Array:
     """Conjugate dot product along ``axis`` (batch dimensions broadcast)."""
-    from fcore.numpy.ufuncs import conjugate
+    from fcore.numpy.ufuncs_parts import conjugate
     from fcore.numpy.shape_ops import moveaxis
 
     x, y = asarray(x1, "vecdot", 0), asarray(x2, "vecdot", 1)
@@ -148,7 +148,7 @@ def inner(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_elemen
 
 def outer(a: ArrayLike, b: ArrayLike, out: None = None) -> Array:
     """``ravel(a)[:, None] * ravel(b)[None, :]``."""
-    from fcore.numpy.ufuncs import multiply
+    from fcore.numpy.ufuncs_binary import multiply
 
     if out is not None:
         raise NotImplementedError("The 'out' argument to fnp.outer is not supported.")
