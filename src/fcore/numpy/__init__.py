@@ -93,6 +93,7 @@ from fcore.numpy.creation import (
     diagonal as diagonal,
     trace as trace,
     meshgrid as meshgrid,
+    fromfunction as fromfunction,
     copy as copy,
     astype as astype,
 )
@@ -285,6 +286,10 @@ from fcore.numpy.products import (
     tensordot as tensordot,
     kron as kron,
     einsum as einsum,
+    einsum_path as einsum_path,
+    matvec as matvec,
+    vecmat as vecmat,
+    cross as cross,
 )
 from fcore.numpy.indexing import (
     take as take,
@@ -350,25 +355,54 @@ from fcore.numpy.index_tricks import (
     ogrid as ogrid,
     s_ as s_,
     index_exp as index_exp,
+    r_ as r_,
+    c_ as c_,
+    mask_indices as mask_indices,
 )
 from fcore.numpy.numerical import (
-    unwrap as unwrap,
-    polyval as polyval,
-    polyadd as polyadd,
-    polysub as polysub,
-    polymul as polymul,
-    polyder as polyder,
-    polyint as polyint,
-    vander as vander,
     convolve as convolve,
     correlate as correlate,
     interp as interp,
+    gradient as gradient,
     trapezoid as trapezoid,
     geomspace as geomspace,
     cov as cov,
     corrcoef as corrcoef,
+    unwrap as unwrap,
+)
+from fcore.numpy.polynomial import (
+    polyval as polyval,
+    polyadd as polyadd,
+    polysub as polysub,
+    polymul as polymul,
+    polydiv as polydiv,
+    polyder as polyder,
+    polyint as polyint,
+    poly as poly,
+    vander as vander,
+)
+from fcore.numpy.histograms import (
     histogram as histogram,
     histogram_bin_edges as histogram_bin_edges,
+    histogram2d as histogram2d,
+    histogramdd as histogramdd,
+)
+from fcore.numpy.windows import (
+    bartlett as bartlett,
+    blackman as blackman,
+    hamming as hamming,
+    hanning as hanning,
+    kaiser as kaiser,
+)
+from fcore.numpy.bits import packbits as packbits, unpackbits as unpackbits
+from fcore.numpy.updates import put as put, place as place, put_along_axis as put_along_axis
+from fcore.numpy.data_io import (
+    frombuffer as frombuffer,
+    fromstring as fromstring,
+    fromfile as fromfile,
+    fromiter as fromiter,
+    from_dlpack as from_dlpack,
+    load as load,
 )
 from fcore.numpy.nanfunctions import (
     nansum as nansum,
@@ -416,6 +450,25 @@ from fcore.numpy.vectorize import (
     apply_over_axes as apply_over_axes,
     piecewise as piecewise,
 )
+from fcore.numpy.array_api import (
+    __array_api_version__ as __array_api_version__,
+    __array_namespace_info__ as __array_namespace_info__,
+)
+# NumPy's own: scalar-type classes, printing, saving (JAX re-exports these too).
+from numpy import (
+    array_repr as array_repr,
+    array_str as array_str,
+    character as character,
+    flexible as flexible,
+    get_printoptions as get_printoptions,
+    iterable as iterable,
+    object_ as object_,
+    printoptions as printoptions,
+    save as save,
+    savez as savez,
+    set_printoptions as set_printoptions,
+)
+from numpy.exceptions import ComplexWarning as ComplexWarning
 from fcore.numpy import linalg as linalg
 from fcore.numpy import _methods
 

@@ -324,6 +324,15 @@ def result_of(*args: object, name: str = "fcore.numpy") -> Operand:
     return _result_type(*(operand(a, name, i) for i, a in enumerate(args)))
 
 
+def promote_dtypes(*args: object, name: str = "fcore.numpy", inexact: bool = False) -> list[Array]:
+    """The operands converted to their promoted ``(dtype, weak_type)`` (an inexact one with
+    ``inexact``), not broadcast: ``jnp``'s ``promote_dtypes``/``promote_dtypes_inexact``."""
+    dt, weak = result_of(*args, name=name)
+    if inexact:
+        dt = to_inexact(dt)
+    return [convert(a, dt, weak) for a in args]
+
+
 def promote_n(name: str, *args: object, dt: DType | None = None, weak: bool = False, full: bool = False) -> list[Array]:
     """Promote any number of operands to one dtype (``dt`` if given) and broadcast them.
 

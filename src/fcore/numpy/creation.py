@@ -10,6 +10,7 @@ Constant fills are a ``broadcast_in_dim`` of a scalar, so they stage as one equa
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -446,3 +447,17 @@ def astype(x: ArrayLike, dtype: Any, /, *, copy: bool = False, device: Any = Non
         return lax.ne(arr, ArrayImpl(np.zeros((), arr.dtype), False))
     return convert(arr, dt, False)
 
+
+
+def fromfunction(function: Callable[..., Array], shape: Any, *, dtype: Any = float, **kwargs: Any) -> Array:
+    """``function`` evaluated on the index grid of ``shape`` (one ``vmap`` per axis, so it is
+    traced once on scalar indices of ``dtype``)."""
+    from fcore.api.vectorize import vmap
+
+    dims = _shape(shape)
+    fn = function
+    for i in range(len(dims)):
+        in_axes = [0 if i == j else None for j in range(len(dims))]
+        fn = vmap(fn, in_axes=tuple(in_axes[::-1]))
+    out: Array = fn(*(arange(s, dtype=dtype) for s in dims), **kwargs)
+    return out
