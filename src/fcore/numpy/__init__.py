@@ -11,6 +11,8 @@ the names JAX 0.10 has and fcore does not are listed, with the reason, in
 
 import numpy as _np
 
+from fcore.interpreters.array import Array as _Array
+
 from fcore.numpy._dtypes import (
     bool_ as bool_,
     int8 as int8,
@@ -64,11 +66,6 @@ from fcore.numpy._dtypes import (
     uint as uint,
     float_ as float_,
     complex_ as complex_,
-    float32 as single,
-    float64 as double,
-    complex64 as csingle,
-    complex128 as cdouble,
-    bool_ as bool,
 )
 from fcore.numpy.creation import (
     array as array,
@@ -235,7 +232,6 @@ from fcore.numpy.reductions import (
     average as average,
     array_equiv as array_equiv,
 )
-from fcore.interpreters.array import Array as ndarray
 from fcore.numpy.shape_ops import (
     shape as shape,
     ndim as ndim,
@@ -472,6 +468,10 @@ from numpy.exceptions import ComplexWarning as ComplexWarning
 from fcore.numpy import linalg as linalg
 from fcore.numpy import _methods
 
+# Aliases (assignments, so that type checkers see them exported too).
+ndarray = _Array
+bool = bool_  # noqa: A001  # jnp.bool
+single, double, csingle, cdouble = float32, float64, complex64, complex128
 newaxis = None
 pi: float = _np.pi
 e: float = _np.e

@@ -111,7 +111,14 @@ def to_dtype(x: Any) -> DType:
     inner = getattr(x, "dtype", None)
     if isinstance(inner, np.dtype) and not (isinstance(x, type) and issubclass(x, np.generic)):
         return to_dtype(inner)  # objects carrying a dtype, e.g. jnp.float32
-    if isinstance(x, (str, type)):
+    if isinstance(x, str):
+        # NumPy's reading of the name, as jnp's ("i4" is int32 here; in a jaxpr it is int4).
+        try:
+            named = np.dtype(x)
+        except TypeError:
+            raise TypeError(f"data type {x!r} not understood") from None
+        return to_dtype(named)
+    if isinstance(x, type):
         return dtypes.to_dtype(x)
     raise TypeError(f"cannot interpret {x!r} as a data type")
 
@@ -231,11 +238,9 @@ class iinfo:  # noqa: N801  # NumPy's name
             return
         if not dtypes.is_integer(d):
             raise ValueError(f"Invalid integer data type {d.name!r}.")
-        info = np.iinfo(d)
         self.dtype = d
-        self.min = int(info.min)
-        self.max = int(info.max)
-        self.bits = int(info.bits)
+        self.min, self.max = dtypes.int_range(d)
+        self.bits = dtypes.bit_width(d)
 
     def __repr__(self) -> str:
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype.name})"
