@@ -188,8 +188,9 @@ def ones_like(a: ArrayLike, dtype: Any = None, shape: Any = None) -> Array:
     return _fill(shp, 1, dt, weak)
 
 
-def empty_like(a: ArrayLike, dtype: Any = None, shape: Any = None) -> Array:
-    return zeros_like(a, dtype, shape)
+def empty_like(prototype: ArrayLike, dtype: Any = None, shape: Any = None) -> Array:
+    """Zeros shaped like ``prototype`` (fcore arrays are never uninitialized)."""
+    return zeros_like(prototype, dtype, shape)
 
 
 def full_like(a: ArrayLike, fill_value: ArrayLike, dtype: Any = None, shape: Any = None) -> Array:

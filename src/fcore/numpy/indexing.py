@@ -701,8 +701,12 @@ def at(x: Array) -> _IndexUpdateHelper:
     return _IndexUpdateHelper(x)
 
 
-def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, mode: str | None = None, fill_value: Any = None) -> Array:
-    """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened array when None)."""
+def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, out: None = None, mode: str | None = None,
+         unique_indices: bool = False, indices_are_sorted: bool = False, fill_value: Any = None) -> Array:
+    """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened array when None).
+    ``unique_indices`` and ``indices_are_sorted`` are hints fcore does not need."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
     x = asarray(a, "take")
     if axis is None:
         x = lax.reshape(x, (x.size,)) if x.ndim != 1 else x

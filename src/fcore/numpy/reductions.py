@@ -268,6 +268,9 @@ def mean(
     return lax.convert_element_type(lax.div(total, normalizer), result_dtype)
 
 
+_mean = mean  # var's ``mean`` parameter shadows the function
+
+
 def _var_promote_types(a_dtype: DType, dtype: DType | None) -> tuple[DType, DType]:
     if dtype is not None:
         if not dtypes.is_complex(dtype) and dtypes.is_complex(a_dtype):
@@ -294,9 +297,11 @@ def var(
     keepdims: bool = False,
     *,
     where: ArrayLike | None = None,
+    mean: ArrayLike | None = None,
     correction: int | float | None = None,
 ) -> Array:
-    """Variance with ``ddof`` delta degrees of freedom (``jnp.var``)."""
+    """Variance with ``ddof`` delta degrees of freedom (``jnp.var``); a given ``mean`` (shaped
+    as with ``keepdims=True``) is used instead of recomputing it."""
     _no_out(out, "var")
     if correction is None:
         correction = ddof
@@ -306,7 +311,10 @@ def var(
     w = _check_where("var", where)
     comp, out_dtype = _var_promote_types(x.dtype, None if dtype is None else canonical_dtype(dtype))
     x = lax.convert_element_type(x, comp)
-    a_mean = mean(x, axis, dtype=comp, keepdims=True, where=w)
+    if mean is None:
+        a_mean = _mean(x, axis, dtype=comp, keepdims=True, where=w)
+    else:
+        a_mean = lax.convert_element_type(asarray(mean, "var"), comp)
     centered = lax.sub(x, broadcast_to(a_mean, x.shape))
     if dtypes.is_complex(comp):
         centered = lax.real(lax.mul(centered, lax.conj(centered)))
@@ -342,13 +350,14 @@ def std(
     keepdims: bool = False,
     *,
     where: ArrayLike | None = None,
+    mean: ArrayLike | None = None,
     correction: int | float | None = None,
 ) -> Array:
     """Standard deviation (``sqrt(var)``)."""
     _no_out(out, "std")
     if dtype is not None and not dtypes.is_inexact(canonical_dtype(dtype)):
         raise ValueError(f"dtype argument to jnp.std must be inexact; got {dtype}")
-    return lax.sqrt(var(a, axis, dtype, None, ddof, keepdims, where=where, correction=correction))
+    return lax.sqrt(var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean, correction=correction))
 
 
 def _arg(name: str, fn: Callable[[ArrayLike, int, Any], Array], a: ArrayLike, axis: int | None, keepdims: bool) -> Array:

@@ -75,11 +75,17 @@ def _isposneginf(x: ArrayLike, value: float, name: str) -> Array:
     return _full_bool(a, False)
 
 
-def isposinf(x: ArrayLike, /) -> Array:
+def isposinf(x: ArrayLike, /, out: None = None) -> Array:
+    """Elementwise test for positive infinity."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to isposinf is not supported.")
     return _isposneginf(x, np.inf, "isposinf")
 
 
-def isneginf(x: ArrayLike, /) -> Array:
+def isneginf(x: ArrayLike, /, out: None = None) -> Array:
+    """Elementwise test for negative infinity."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to isneginf is not supported.")
     return _isposneginf(x, -np.inf, "isneginf")
 
 
