@@ -144,7 +144,8 @@ def test_promotion_error_names_the_dtypes() -> None:
 @pytest.mark.parametrize("name", NARROW)
 def test_jaxpr_text_round_trips(name: str) -> None:
     dt = np.dtype(getattr(jnp, name))
-    closed = fcore.make_jaxpr(lambda v: (v.astype(fnp.float32), v * 2))(fcore.ShapeDtypeStruct((3,), dt))
+    lit = np.array([-1.5, 3.25], np.float32).astype(dt)  # literals of the format in the text
+    closed = fcore.make_jaxpr(lambda v: (v.astype(fnp.float32), v * 2, v * lit[0] + lit[1]))(fcore.ShapeDtypeStruct((3,), dt))
     text = str(closed.jaxpr)
     theirs = str(jax.make_jaxpr(lambda v: v)(cast(Any, jax.ShapeDtypeStruct)((3,), dt)))
     if name != "uint1":  # JAX prints uint1 as "i1", like int1; fcore writes "u1" to keep parsing exact

@@ -471,7 +471,10 @@ from fcore.numpy import _methods
 # Aliases (assignments, so that type checkers see them exported too).
 ndarray = _Array
 bool = bool_  # noqa: A001  # jnp.bool
-single, double, csingle, cdouble = float32, float64, complex64, complex128
+single = float32
+double = float64
+csingle = complex64
+cdouble = complex128
 newaxis = None
 pi: float = _np.pi
 e: float = _np.e
