@@ -5,8 +5,9 @@
 
 A method without a dedicated implementation is derived from the scalar function as ``jnp``
 derives it: ``reduce`` and ``reduceat`` with a ``fori_loop``, ``accumulate`` with a ``scan``,
-``at`` with a ``scan`` over the indices, ``outer`` with two ``vmap``\\ s. The library's own code
-calls the plain functions (``fcore.numpy.ufuncs_binary.add``), so it does not pay for the object.
+``at`` with a ``scan`` over the indices, ``outer`` with two nested ``vmap`` calls. The
+library's own code calls the plain functions (``fcore.numpy.ufuncs_binary.add``), so it does
+not pay for the object.
 """
 
 from __future__ import annotations
