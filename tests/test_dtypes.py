@@ -1,8 +1,9 @@
 """Tests of ``fcore.ir.dtypes``: names, conversion, canonicalization and JAX's promotion lattice.
 
 Promotion is checked differentially against the installed JAX, exhaustively over every pair of
-``(dtype, weak_type)`` operands, in both 64-bit modes and both promotion modes, and against
-real ``jnp`` arithmetic with Python scalars; hypothesis checks the lattice laws.
+``(dtype, weak_type)`` operands (the narrow ml_dtypes formats included) and every triple of the
+fifteen core dtypes' operands, in both 64-bit modes and both promotion modes, and against real
+``jnp`` arithmetic with Python scalars; hypothesis checks the lattice laws where joins exist.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import contextlib
 import itertools
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Literal
 
 import jax
@@ -19,7 +20,7 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from jax._src import dtypes as jax_dtypes
 from jax._src.core import ShapedArray
@@ -32,7 +33,13 @@ from fcore.ir.dtypes import DType, Operand
 Mode = Literal["standard", "strict"]
 MODES: tuple[tuple[bool, Mode], ...] = tuple(itertools.product((False, True), ("standard", "strict")))
 ALL = dtypes.SUPPORTED_DTYPES
-ALL_OPERANDS: tuple[Operand, ...] = tuple((d, w) for d in ALL for w in (False, True))
+CORE = tuple(d for d in ALL if d not in dtypes.NARROW_DTYPES)
+NARROW_INTS = tuple(d for d in dtypes.NARROW_DTYPES if dtypes.is_integer(d))
+# JAX's result_type raises KeyError for a *weakly typed* narrow integer (its default_types has no
+# entry for their NumPy kind 'V'); fcore treats it as the weak int category. Python scalars never
+# produce such operands, so the differential tests leave them out (see test_weak_narrow_ints).
+ALL_OPERANDS: tuple[Operand, ...] = tuple((d, w) for d in ALL for w in (False, True) if not (w and d in NARROW_INTS))
+CORE_OPERANDS: tuple[Operand, ...] = tuple((d, w) for d in CORE for w in (False, True))
 SCALARS: tuple[bool | int | float | complex, ...] = (True, 1, 1.0, 1j)
 
 
@@ -99,17 +106,36 @@ SHORT = {
     "f64": dtypes.float64,
     "c64": dtypes.complex64,
     "c128": dtypes.complex128,
+    "i1": dtypes.int1,
+    "i2": dtypes.int2,
+    "i4": dtypes.int4,
+    "u1": dtypes.uint1,
+    "u2": dtypes.uint2,
+    "u4": dtypes.uint4,
+    "f4_e2m1fn": dtypes.float4_e2m1fn,
+    "f6_e2m3fn": dtypes.float6_e2m3fn,
+    "f6_e3m2fn": dtypes.float6_e3m2fn,
+    "f8_e3m4": dtypes.float8_e3m4,
+    "f8_e4m3": dtypes.float8_e4m3,
+    "f8_e4m3b11fnuz": dtypes.float8_e4m3b11fnuz,
+    "f8_e4m3fn": dtypes.float8_e4m3fn,
+    "f8_e4m3fnuz": dtypes.float8_e4m3fnuz,
+    "f8_e5m2": dtypes.float8_e5m2,
+    "f8_e5m2fnuz": dtypes.float8_e5m2fnuz,
+    "f8_e8m0fnu": dtypes.float8_e8m0fnu,
 }
 
 
 def test_supported_dtypes() -> None:
-    assert len(ALL) == 15 and len(set(ALL)) == 15
+    assert len(ALL) == 32 and len(set(ALL)) == 32 and len(CORE) == 15
     assert all(isinstance(d, np.dtype) for d in ALL)
     assert dtypes.bfloat16 == np.dtype(ml_dtypes.bfloat16)
     assert set(ALL) == set(SHORT.values())
     assert all(dtypes.is_supported(d) for d in ALL)
     assert not dtypes.is_supported(np.dtype(object))
-    assert not dtypes.is_supported(np.dtype(ml_dtypes.float8_e4m3fn))
+    assert dtypes.is_supported(np.dtype(ml_dtypes.float8_e4m3fn))
+    # every dtype JAX has (bar its string dtype) is an fcore dtype
+    assert set(jax_dtypes._jax_types) - {int, float, complex} == set(ALL)
 
 
 @pytest.mark.parametrize("name", list(SHORT))
@@ -123,6 +149,8 @@ def test_short_names(name: str) -> None:
 def test_short_names_match_jaxpr_printing() -> None:
     with modes(True, "standard"):
         for d in ALL:
+            if d == dtypes.uint1:
+                continue  # JAX prints uint1 as "i1", like int1; fcore's "u1" keeps print/parse exact
             text = str(jax.make_jaxpr(lambda x: x)(np.zeros((), d)))
             assert f"a:{dtypes.short_name(d)}[]" in text, text
 
@@ -180,7 +208,7 @@ def test_to_dtype_python_types_follow_x64(x64: bool) -> None:
 @pytest.mark.parametrize(
     "spec",
     [object, np.object_, np.str_, np.dtype(object), np.dtype("U5"), "U5", "object", "f8",
-     "int", "float64x", np.dtype(ml_dtypes.float8_e4m3fn), ml_dtypes.int4, np.dtype(">f4"), str],
+     "int", "float64x", np.dtype(">f4"), str],
 )
 def test_to_dtype_rejects(spec: DType | type | str) -> None:
     with pytest.raises(TypeError):
@@ -296,9 +324,25 @@ def test_result_type_matches_jax_on_all_pairs(x64: bool, mode: Mode) -> None:
 
 @pytest.mark.parametrize(("x64", "mode"), MODES)
 def test_result_type_matches_jax_on_all_triples(x64: bool, mode: Mode) -> None:
+    """Every triple of core operands, and every triple with one narrow dtype among core ones."""
+    narrow = [(d, w) for d in dtypes.NARROW_DTYPES for w in (False, True) if not (w and d in NARROW_INTS)]
     with modes(x64, mode):
-        for ops in itertools.product(ALL_OPERANDS, repeat=3):
+        for ops in itertools.product(CORE_OPERANDS, repeat=3):
             assert our_result(*ops) == jax_result(*ops), fmt(ops)
+        for n in narrow:
+            for a, b in itertools.product(CORE_OPERANDS, repeat=2):
+                for ops in ((n, a, b), (a, n, b), (n, n, a)):
+                    assert our_result(*ops) == jax_result(*ops), fmt(ops)
+
+
+def test_weak_narrow_ints() -> None:
+    """A weakly typed narrow int is the weak int category (JAX raises KeyError for it)."""
+    with modes(False, "standard"):
+        for d in NARROW_INTS:
+            kind_default = dtypes.int32 if dtypes.is_signed_int(d) else dtypes.uint32
+            assert dtypes.result_type((d, True)) == (kind_default, True)
+            assert dtypes.result_type((d, True), (dtypes.int8, False)) == (dtypes.int8, False)
+            assert dtypes.result_type((d, False), (dtypes.int32, True)) == (d, False)
 
 
 @settings(max_examples=200, deadline=None)
@@ -321,7 +365,12 @@ def test_result_type_matches_jnp_arithmetic_with_python_scalars(x64: bool, mode:
                 ours = our_result((d, False), dtypes.python_scalar_operand(s))
                 assert ours == our_result(dtypes.python_scalar_operand(s), (d, False))
                 try:
-                    out = jnp.zeros((), d) + s
+                    # XLA's CPU backend cannot create some narrow types (int1, uint1, float6):
+                    # for those JAX's eager arithmetic fails, so only the traced order is compared.
+                    if d in (dtypes.int1, dtypes.uint1, dtypes.float6_e2m3fn, dtypes.float6_e3m2fn):
+                        out = jax.eval_shape(lambda x: x + s, shape_dtype_struct((d, False)))
+                    else:
+                        out = jnp.zeros((), d) + s
                 except jax_dtypes.TypePromotionError:
                     assert ours is None, (d, s)
                 else:
@@ -462,7 +511,7 @@ def test_promotion_rejects_bad_operands() -> None:
         [dtypes.float32, False],
         dtypes.float32,
         (dtypes.float32, 2),
-        (np.dtype(ml_dtypes.float8_e5m2), True),
+        (np.dtype("U2"), True),
     ]
     for bad in bad_operands:
         for n in (1, 2, 3):
@@ -508,11 +557,21 @@ operands = st.sampled_from(ALL_OPERANDS)
 strong = st.sampled_from(ALL)
 
 
+def _defined(f: Callable[[], object]) -> bool:
+    """Whether the join exists: a narrow dtype joins with nothing but its own kind's weak type."""
+    try:
+        f()
+    except TypePromotionError:
+        return False
+    return True
+
+
 @given(a=operands, b=operands, c=operands, x64=st.booleans())
 def test_promote_weak_is_a_join(a: Operand, b: Operand, c: Operand, x64: bool) -> None:
     def join(p: Operand, q: Operand) -> Operand:
         return dtypes.promote_weak(p, q, x64=x64)
 
+    assume(_defined(lambda: join(join(a, b), c)) and _defined(lambda: join(a, join(b, c))))
     ab = join(a, b)
     assert ab == join(b, a)  # commutative
     assert join(ab, c) == join(a, join(b, c))  # associative
@@ -553,6 +612,7 @@ def test_result_type_laws(data: st.DataObject, x64: bool, mode: Mode) -> None:
 @given(a=strong, b=strong, x64=st.booleans())
 def test_promote_types_laws(a: DType, b: DType, x64: bool) -> None:
     with enable_x64(x64):
+        assume(_defined(lambda: dtypes.promote_types(a, b)))
         ab = dtypes.promote_types(a, b)
         assert ab == dtypes.promote_types(b, a)
         assert dtypes.promote_types(a, a) == a

@@ -50,11 +50,21 @@ _ELEMENT_TYPES = {
     "uint8": "ui8", "uint16": "ui16", "uint32": "ui32", "uint64": "ui64",
     "bfloat16": "bf16", "float16": "f16", "float32": "f32", "float64": "f64",
     "complex64": "complex<f32>", "complex128": "complex<f64>",
+    # The ml_dtypes formats (int1/uint1 have none: StableHLO's i1 is bool, and it has no ui1).
+    "int2": "i2", "int4": "i4", "uint2": "ui2", "uint4": "ui4",
+    "float4_e2m1fn": "f4E2M1FN", "float6_e2m3fn": "f6E2M3FN", "float6_e3m2fn": "f6E3M2FN",
+    "float8_e3m4": "f8E3M4", "float8_e4m3": "f8E4M3", "float8_e4m3b11fnuz": "f8E4M3B11FNUZ",
+    "float8_e4m3fn": "f8E4M3FN", "float8_e4m3fnuz": "f8E4M3FNUZ", "float8_e5m2": "f8E5M2",
+    "float8_e5m2fnuz": "f8E5M2FNUZ", "float8_e8m0fnu": "f8E8M0FNU",
 }
 
 
 def element_type(dtype: DType) -> str:
-    return _ELEMENT_TYPES[dtypes.dtype_name(dtype)]
+    name = dtypes.dtype_name(dtype)
+    try:
+        return _ELEMENT_TYPES[name]
+    except KeyError:
+        raise TypeError(f"dtype {name} has no StableHLO element type, so it cannot be compiled with jit") from None
 
 
 _tensor_types: dict[ShapedArray, str] = {}

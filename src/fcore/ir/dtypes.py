@@ -1,16 +1,19 @@
 """The dtype layer of fcore's IR: the supported dtypes, their names, and JAX's promotion rules.
 
-fcore supports exactly the fifteen dtypes JAX programs use day to day (``bool``, the signed and
-unsigned integers, ``bfloat16``, ``float16/32/64`` and ``complex64/128``), as ``np.dtype``
-objects so that they interoperate with NumPy and ``ml_dtypes`` directly.
+fcore supports the dtypes JAX does, as ``np.dtype`` objects so that they interoperate with NumPy
+and ``ml_dtypes`` directly: the fifteen of everyday programs (``bool``, the signed and unsigned
+integers, ``bfloat16``, ``float16/32/64`` and ``complex64/128``) and ``ml_dtypes``' narrow ones
+(``int1/2/4``, ``uint1/2/4``, ``float4_e2m1fn``, the ``float6_*`` and ``float8_*`` formats).
 
-Type promotion follows JAX's *type promotion lattice*
-(https://docs.jax.dev/en/latest/type_promotion.html): the result of combining operands is the
-least upper bound of their nodes in a small DAG whose nodes are the strong dtypes plus the three
-*weak* categories ``i*``, ``f*`` and ``c*`` (the types of Python ``int``, ``float`` and
-``complex`` scalars, which adapt to the other operand instead of forcing their 64-bit width).
-An operand is a ``(dtype, weak_type)`` pair; a weakly typed operand stands for the weak category
-of its dtype's kind (so a weak ``int16`` is ``i*``), except that ``bool`` is never weak.
+Type promotion follows JAX's *type promotion lattice* (docs/guide.md, "Dtypes and promotion"):
+the result of combining operands is the least upper bound of their nodes in a small DAG whose
+nodes are the strong dtypes plus the three *weak* categories ``i*``, ``f*`` and ``c*`` (the types
+of Python ``int``, ``float`` and ``complex`` scalars, which adapt to the other operand instead of
+forcing their 64-bit width). The narrow dtypes hang below the weak categories only, so a Python
+scalar adapts to them but nothing else promotes with them (``int4 + int8`` is an error, as in
+JAX: they are storage formats, converted explicitly). An operand is a ``(dtype, weak_type)``
+pair; a weakly typed operand stands for the weak category of its dtype's kind (so a weak
+``int16`` is ``i*``), except that ``bool`` is never weak.
 
 Promotion sits on every hot path (each binary ``jnp`` op asks for it), so nothing here walks the
 lattice at call time: the least upper bounds of every pair of operands are computed once, at
@@ -23,7 +26,7 @@ This module imports only NumPy, ``ml_dtypes`` and fcore's two leaf modules.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, TypeVar, cast
 
 import ml_dtypes
 import numpy as np
@@ -51,6 +54,24 @@ __all__ = [
     "float64",
     "complex64",
     "complex128",
+    "int1",
+    "int2",
+    "int4",
+    "uint1",
+    "uint2",
+    "uint4",
+    "float4_e2m1fn",
+    "float6_e2m3fn",
+    "float6_e3m2fn",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e4m3b11fnuz",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
+    "NARROW_DTYPES",
     "short_name",
     "from_short_name",
     "dtype_name",
@@ -64,6 +85,10 @@ __all__ = [
     "is_floating",
     "is_complex",
     "is_inexact",
+    "is_narrow",
+    "bit_width",
+    "int_range",
+    "float_format",
     "default_int_dtype",
     "default_float_dtype",
     "default_complex_dtype",
@@ -98,6 +123,40 @@ float32: Final[DType] = np.dtype(np.float32)
 float64: Final[DType] = np.dtype(np.float64)
 complex64: Final[DType] = np.dtype(np.complex64)
 complex128: Final[DType] = np.dtype(np.complex128)
+int1: Final[DType] = np.dtype(ml_dtypes.int1)
+int2: Final[DType] = np.dtype(ml_dtypes.int2)
+int4: Final[DType] = np.dtype(ml_dtypes.int4)
+uint1: Final[DType] = np.dtype(ml_dtypes.uint1)
+uint2: Final[DType] = np.dtype(ml_dtypes.uint2)
+uint4: Final[DType] = np.dtype(ml_dtypes.uint4)
+float4_e2m1fn: Final[DType] = np.dtype(ml_dtypes.float4_e2m1fn)
+float6_e2m3fn: Final[DType] = np.dtype(ml_dtypes.float6_e2m3fn)
+float6_e3m2fn: Final[DType] = np.dtype(ml_dtypes.float6_e3m2fn)
+float8_e3m4: Final[DType] = np.dtype(ml_dtypes.float8_e3m4)
+float8_e4m3: Final[DType] = np.dtype(ml_dtypes.float8_e4m3)
+float8_e4m3b11fnuz: Final[DType] = np.dtype(ml_dtypes.float8_e4m3b11fnuz)
+float8_e4m3fn: Final[DType] = np.dtype(ml_dtypes.float8_e4m3fn)
+float8_e4m3fnuz: Final[DType] = np.dtype(ml_dtypes.float8_e4m3fnuz)
+float8_e5m2: Final[DType] = np.dtype(ml_dtypes.float8_e5m2)
+float8_e5m2fnuz: Final[DType] = np.dtype(ml_dtypes.float8_e5m2fnuz)
+float8_e8m0fnu: Final[DType] = np.dtype(ml_dtypes.float8_e8m0fnu)
+
+_NARROW_INTS: Final[tuple[DType, ...]] = (int1, int2, int4, uint1, uint2, uint4)
+_NARROW_FLOATS: Final[tuple[DType, ...]] = (
+    float4_e2m1fn,
+    float6_e2m3fn,
+    float6_e3m2fn,
+    float8_e3m4,
+    float8_e4m3,
+    float8_e4m3b11fnuz,
+    float8_e4m3fn,
+    float8_e4m3fnuz,
+    float8_e5m2,
+    float8_e5m2fnuz,
+    float8_e8m0fnu,
+)
+NARROW_DTYPES: Final[tuple[DType, ...]] = _NARROW_INTS + _NARROW_FLOATS
+"""The ``ml_dtypes`` storage formats: only Python scalars promote with them implicitly."""
 
 SUPPORTED_DTYPES: Final[tuple[DType, ...]] = (
     bool_,
@@ -115,6 +174,7 @@ SUPPORTED_DTYPES: Final[tuple[DType, ...]] = (
     float64,
     complex64,
     complex128,
+    *NARROW_DTYPES,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -137,6 +197,8 @@ _SHORT_NAMES: Final[dict[DType, str]] = {
     float64: "f64",
     complex64: "c64",
     complex128: "c128",
+    # JAX's spelling: "float" -> "f", "uint" -> "u", "int" -> "i" (f8_e4m3fn, u4, i2).
+    **{d: d.name.replace("float", "f").replace("uint", "u").replace("int", "i") for d in NARROW_DTYPES},
 }
 _FROM_SHORT_NAMES: Final[dict[str, DType]] = {s: d for d, s in _SHORT_NAMES.items()}
 # Strings to_dtype accepts: short names first, then NumPy names. NumPy's one-letter codes
@@ -274,10 +336,11 @@ def is_supported(dtype: DType) -> bool:
 # --------------------------------------------------------------------------------------------
 
 _BOOL: Final[frozenset[DType]] = frozenset({bool_})
-_SIGNED: Final[frozenset[DType]] = frozenset({int8, int16, int32, int64})
-_UNSIGNED: Final[frozenset[DType]] = frozenset({uint8, uint16, uint32, uint64})
+_SIGNED: Final[frozenset[DType]] = frozenset({int1, int2, int4, int8, int16, int32, int64})
+_UNSIGNED: Final[frozenset[DType]] = frozenset({uint1, uint2, uint4, uint8, uint16, uint32, uint64})
 _INTEGER: Final[frozenset[DType]] = _SIGNED | _UNSIGNED
-_FLOATING: Final[frozenset[DType]] = frozenset({bfloat16, float16, float32, float64})
+_FLOATING: Final[frozenset[DType]] = frozenset({bfloat16, float16, float32, float64, *_NARROW_FLOATS})
+_NARROW: Final[frozenset[DType]] = frozenset(NARROW_DTYPES)
 _COMPLEX: Final[frozenset[DType]] = frozenset({complex64, complex128})
 _INEXACT: Final[frozenset[DType]] = _FLOATING | _COMPLEX
 
@@ -288,12 +351,12 @@ def is_bool(dtype: DType) -> bool:
 
 
 def is_signed_int(dtype: DType) -> bool:
-    """``dtype`` is int8/16/32/64."""
+    """``dtype`` is int1/2/4/8/16/32/64."""
     return dtype in _SIGNED
 
 
 def is_unsigned_int(dtype: DType) -> bool:
-    """``dtype`` is uint8/16/32/64."""
+    """``dtype`` is uint1/2/4/8/16/32/64."""
     return dtype in _UNSIGNED
 
 
@@ -303,8 +366,36 @@ def is_integer(dtype: DType) -> bool:
 
 
 def is_floating(dtype: DType) -> bool:
-    """``dtype`` is a real floating type, bfloat16 and float16 included."""
+    """``dtype`` is a real floating type, bfloat16, float16 and the narrow formats included."""
     return dtype in _FLOATING
+
+
+def is_narrow(dtype: DType) -> bool:
+    """``dtype`` is one of the ``ml_dtypes`` storage formats of :data:`NARROW_DTYPES`."""
+    return dtype in _NARROW
+
+
+_ml_iinfo: Any = ml_dtypes.iinfo  # untyped; accepts the narrow integers and NumPy's
+_ml_finfo: Any = ml_dtypes.finfo
+
+
+def bit_width(dtype: DType) -> int:
+    """Bits of one element (``int4``: 4, ``bool``: 8 as stored, ``complex64``: 64)."""
+    if dtype in _NARROW:
+        return int((_ml_iinfo if dtype in _INTEGER else _ml_finfo)(dtype).bits)
+    return dtype.itemsize * 8
+
+
+def int_range(dtype: DType) -> tuple[int, int]:
+    """``(min, max)`` of an integer dtype, narrow ones included (``np.iinfo`` rejects those)."""
+    info = _ml_iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
+def float_format(dtype: DType) -> tuple[int, int, int]:
+    """``(max exponent, mantissa bits, width)`` of a real floating dtype, as ``finfo`` has them."""
+    info = _ml_finfo(dtype)
+    return int(info.maxexp), int(info.nmant), int(info.bits)
 
 
 def is_complex(dtype: DType) -> bool:
@@ -355,11 +446,14 @@ def _standard_lattice(x64: bool) -> dict[int, tuple[int, ...]]:
 
     Without 64-bit mode the single edge that forms a 64-bit type from 32-bit inputs,
     ``u32 -> i64``, is replaced by ``u32 -> i32`` (so ``int32 ⊔ uint32`` is int32 there).
+    The narrow dtypes are leaves under the weak categories: only Python scalars reach them.
     """
     n = _n
+    narrow_ints = tuple(n(d) for d in _NARROW_INTS)
+    narrow_floats = tuple(n(d) for d in _NARROW_FLOATS)
     return {
         n(bool_): (_I_WEAK,),
-        _I_WEAK: (n(uint8), n(int8)),
+        _I_WEAK: (n(uint8), n(int8), *narrow_ints),
         n(uint8): (n(int16), n(uint16)),
         n(uint16): (n(int32), n(uint32)),
         n(uint32): (n(int64) if x64 else n(int32), n(uint64)),
@@ -368,7 +462,7 @@ def _standard_lattice(x64: bool) -> dict[int, tuple[int, ...]]:
         n(int16): (n(int32),),
         n(int32): (n(int64),),
         n(int64): (_F_WEAK,),
-        _F_WEAK: (n(bfloat16), n(float16), _C_WEAK),
+        _F_WEAK: (*narrow_floats, n(bfloat16), n(float16), _C_WEAK),
         n(bfloat16): (n(float32),),
         n(float16): (n(float32),),
         n(float32): (n(float64), n(complex64)),
@@ -376,6 +470,7 @@ def _standard_lattice(x64: bool) -> dict[int, tuple[int, ...]]:
         _C_WEAK: (n(complex64),),
         n(complex64): (n(complex128),),
         n(complex128): (),
+        **{node: () for node in narrow_ints + narrow_floats},
     }
 
 
@@ -406,14 +501,22 @@ def _upper_bounds(lattice: Mapping[int, Iterable[int]]) -> dict[int, frozenset[i
     return out
 
 
+_JOINS: dict[tuple[int, int, int], int | None] = {}
+"""Memo of :func:`_join` (keyed by the lattice's id): the tables below ask for each pair of
+nodes many times, once per combination of weak flags and canonicalizations."""
+
+
 def _join(ubs: Mapping[int, frozenset[int]], a: int, b: int) -> int | None:
     """Least upper bound of two nodes, or ``None`` when they have no common upper bound."""
+    key = (id(ubs), a, b)
+    if key in _JOINS:
+        return _JOINS[key]
     common = ubs[a] & ubs[b]
     least = [c for c in common if common <= ubs[c]]
-    if not least:
-        return None
-    assert len(least) == 1, f"promotion lattice is ill-formed at {a}, {b}: {least}"
-    return least[0]
+    assert len(least) <= 1, f"promotion lattice is ill-formed at {a}, {b}: {least}"
+    out = least[0] if least else None
+    _JOINS[key] = out
+    return out
 
 
 def _node(op: Operand) -> int:
@@ -442,6 +545,8 @@ def _operand_of(node: int, x64: bool) -> Operand:
 _ALL_OPERANDS: Final[tuple[Operand, ...]] = tuple(
     (d, w) for d in SUPPORTED_DTYPES for w in (False, True)
 )
+_CORE_DTYPES: Final[tuple[DType, ...]] = SUPPORTED_DTYPES[: len(SUPPORTED_DTYPES) - len(NARROW_DTYPES)]
+_CORE_OPERANDS: Final[tuple[Operand, ...]] = tuple((d, w) for d in _CORE_DTYPES for w in (False, True))
 
 _STANDARD_UBS: Final = (_upper_bounds(_standard_lattice(False)), _upper_bounds(_standard_lattice(True)))
 _STRICT_UBS: Final = _upper_bounds(_strict_lattice())
@@ -449,35 +554,64 @@ _STRICT_UBS: Final = _upper_bounds(_strict_lattice())
 _PairKey: TypeAlias = tuple[object, ...]
 """Key of the pair tables: ``(a, b)``; typed loosely so ``result_type``'s ``*operands`` is one."""
 
-
-def _promote_table(ubs: Mapping[int, frozenset[int]]) -> dict[_PairKey, DType | None]:
-    table: dict[_PairKey, DType | None] = {}
-    for a in SUPPORTED_DTYPES:
-        for b in SUPPORTED_DTYPES:
-            j = _join(ubs, _n(a), _n(b))
-            # The only weak result of two strong dtypes is u64 ⊔ i64 = f*, which
-            # jnp.promote_types reports as np.dtype(float), i.e. float64 in either mode.
-            table[(a, b)] = None if j is None else (float64 if j == _F_WEAK else SUPPORTED_DTYPES[j])
-    return table
+_Entry = TypeVar("_Entry")
 
 
-def _lattice_table(
+class _PairTable(dict[_PairKey, _Entry]):
+    """A promotion table: filled at import for the fifteen core dtypes, and on first use for a
+    pair with a narrow dtype (all 32 dtypes would make the import-time tables 4.5 times larger,
+    and NumPy dtypes hash slowly). A key that is not a pair of supported dtypes or operands
+    raises ``KeyError``, which the callers turn into a ``TypeError`` naming the bad operand."""
+
+    def __init__(self, entry: Callable[[Any, Any], _Entry], keys: Iterable[Any]) -> None:
+        super().__init__({(a, b): entry(a, b) for a in keys for b in keys})
+        self._entry = entry
+
+    def __missing__(self, key: _PairKey) -> _Entry:
+        if len(key) != 2 or not all(_is_supported_key(k) for k in key):
+            raise KeyError(key)
+        value = self._entry(key[0], key[1])
+        self[key] = value
+        return value
+
+
+def _is_supported_key(k: object) -> bool:
+    if isinstance(k, np.dtype):
+        return k in _SUPPORTED
+    return (
+        isinstance(k, tuple) and len(k) == 2 and isinstance(k[0], np.dtype) and k[0] in _SUPPORTED
+        and isinstance(k[1], (bool, np.bool_))
+    )
+
+
+def _promote_entry(ubs: Mapping[int, frozenset[int]]) -> Callable[[DType, DType], DType | None]:
+    def entry(a: DType, b: DType) -> DType | None:
+        j = _join(ubs, _n(a), _n(b))
+        # The only weak result of two strong dtypes is u64 ⊔ i64 = f*, which
+        # jnp.promote_types reports as np.dtype(float), i.e. float64 in either mode.
+        return None if j is None else (float64 if j == _F_WEAK else SUPPORTED_DTYPES[j])
+
+    return entry
+
+
+def _lattice_entry(
     ubs: Mapping[int, frozenset[int]], x64: bool, canonicalize: bool
-) -> dict[_PairKey, Operand | None]:
-    """Pure lattice join of every pair of operands (optionally canonicalizing them first)."""
-    table: dict[_PairKey, Operand | None] = {}
+) -> Callable[[Operand, Operand], Operand | None]:
+    """Pure lattice join of two operands (optionally canonicalizing them first)."""
     canon = _CANON_X64 if x64 else _CANON_X32
-    for a in _ALL_OPERANDS:
-        for b in _ALL_OPERANDS:
-            ca, cb = ((canon[a[0]], a[1]), (canon[b[0]], b[1])) if canonicalize else (a, b)
-            j = _join(ubs, _node(ca), _node(cb))
-            table[(a, b)] = None if j is None else _operand_of(j, x64)
-    return table
+
+    def entry(a: Operand, b: Operand) -> Operand | None:
+        ca, cb = ((canon[a[0]], a[1]), (canon[b[0]], b[1])) if canonicalize else (a, b)
+        j = _join(ubs, _node(ca), _node(cb))
+        return None if j is None else _operand_of(j, x64)
+
+    return entry
 
 
-def _all_weak_result(dtypes: Iterable[DType], x64: bool) -> Operand:
+def _all_weak_result(dtypes: Iterable[DType], x64: bool) -> Operand | None:
     """JAX's shortcut when every operand is weak (standard mode only): join the dtypes as if
-    strong, then give the result its kind's default dtype, weakly typed. It differs from the
+    strong, then give the result its kind's default dtype, weakly typed (``None`` when the
+    strong dtypes do not join, as for two different narrow dtypes). It differs from the
     lattice only for weak *unsigned* operands (JAX keeps them unsigned: weak uint8 alone is weak
     uint32; and weak uint64 with a weak signed int is weak float64), which fcore never creates
     from Python scalars; see ``result_type``.
@@ -485,10 +619,11 @@ def _all_weak_result(dtypes: Iterable[DType], x64: bool) -> Operand:
     canon = _CANON_X64 if x64 else _CANON_X32
     ubs = _STANDARD_UBS[x64]
     node: int | None = None
-    for d in dtypes:
+    for i, d in enumerate(dtypes):
         n = _n(canon[d])
-        node = n if node is None else _join(ubs, node, n)
-    assert node is not None
+        node = n if i == 0 else (None if node is None else _join(ubs, node, n))
+    if node is None:
+        return None
     if node == _F_WEAK or (node < _N_STRONG and SUPPORTED_DTYPES[node] in _FLOATING):
         return default_float_dtype(x64), True
     dtype = SUPPORTED_DTYPES[node]
@@ -501,43 +636,48 @@ def _all_weak_result(dtypes: Iterable[DType], x64: bool) -> Operand:
     return default_complex_dtype(x64), True
 
 
-def _result_table(x64: bool) -> dict[_PairKey, Operand | None]:
-    """``jax.dtypes.result_type`` of every one or two operands in standard mode: the lattice
-    join, except JAX's all-weak shortcut (``_all_weak_result``) when both are weak."""
-    table = _lattice_table(_STANDARD_UBS[x64], x64, canonicalize=True)
-    for a in _ALL_OPERANDS:
-        for b in _ALL_OPERANDS:
-            if a[1] and b[1]:
-                table[(a, b)] = _all_weak_result((a[0], b[0]), x64)
-    return table
+def _result_entry(x64: bool) -> Callable[[Operand, Operand], Operand | None]:
+    """``jax.dtypes.result_type`` of two operands in standard mode: the lattice join, except
+    JAX's all-weak shortcut (``_all_weak_result``) when both are weak."""
+    join = _lattice_entry(_STANDARD_UBS[x64], x64, canonicalize=True)
+
+    def entry(a: Operand, b: Operand) -> Operand | None:
+        return _all_weak_result((a[0], b[0]), x64) if a[1] and b[1] else join(a, b)
+
+    return entry
 
 
 # Index: 2 * strict + x64.
 _PROMOTE_TABLES: Final = (
-    _promote_table(_STANDARD_UBS[0]),
-    _promote_table(_STANDARD_UBS[1]),
-    _promote_table(_STRICT_UBS),
-    _promote_table(_STRICT_UBS),
+    _PairTable(_promote_entry(_STANDARD_UBS[0]), _CORE_DTYPES),
+    _PairTable(_promote_entry(_STANDARD_UBS[1]), _CORE_DTYPES),
+    _PairTable(_promote_entry(_STRICT_UBS), _CORE_DTYPES),
+    _PairTable(_promote_entry(_STRICT_UBS), _CORE_DTYPES),
 )
 # promote_weak: pure lattice, no canonicalization; index x64.
 _JOIN_TABLES: Final = (
-    _lattice_table(_STANDARD_UBS[0], False, canonicalize=False),
-    _lattice_table(_STANDARD_UBS[1], True, canonicalize=False),
+    _PairTable(_lattice_entry(_STANDARD_UBS[0], False, canonicalize=False), _CORE_OPERANDS),
+    _PairTable(_lattice_entry(_STANDARD_UBS[1], True, canonicalize=False), _CORE_OPERANDS),
 )
 # result_type folds over three or more operands: pure lattice on canonicalized operands.
 _FOLD_TABLES: Final = (
-    _lattice_table(_STANDARD_UBS[0], False, canonicalize=True),
-    _lattice_table(_STANDARD_UBS[1], True, canonicalize=True),
-    _lattice_table(_STRICT_UBS, False, canonicalize=True),
-    _lattice_table(_STRICT_UBS, True, canonicalize=True),
+    _PairTable(_lattice_entry(_STANDARD_UBS[0], False, canonicalize=True), _CORE_OPERANDS),
+    _PairTable(_lattice_entry(_STANDARD_UBS[1], True, canonicalize=True), _CORE_OPERANDS),
+    _PairTable(_lattice_entry(_STRICT_UBS, False, canonicalize=True), _CORE_OPERANDS),
+    _PairTable(_lattice_entry(_STRICT_UBS, True, canonicalize=True), _CORE_OPERANDS),
 )
 # result_type of two operands, exactly as JAX (strict mode has no all-weak shortcut).
-_RESULT_TABLES: Final = (_result_table(False), _result_table(True), _FOLD_TABLES[2], _FOLD_TABLES[3])
+_RESULT_TABLES: Final = (
+    _PairTable(_result_entry(False), _CORE_OPERANDS),
+    _PairTable(_result_entry(True), _CORE_OPERANDS),
+    _FOLD_TABLES[2],
+    _FOLD_TABLES[3],
+)
 # result_type of one operand (the same in both promotion modes: JAX keeps a lone weak operand's
 # kind, so a weak uint8 is a weak uint32/uint64); index x64.
 _SINGLE_TABLES: Final[tuple[dict[object, Operand], ...]] = tuple(
     {
-        op: _all_weak_result((op[0],), x64) if op[1] else ((_CANON_X64 if x64 else _CANON_X32)[op[0]], False)
+        op: cast(Operand, _all_weak_result((op[0],), x64)) if op[1] else ((_CANON_X64 if x64 else _CANON_X32)[op[0]], False)
         for op in _ALL_OPERANDS
     }
     for x64 in (False, True)
@@ -557,6 +697,24 @@ def _strict_error(operands: Iterable[object]) -> TypePromotionError:
         "strict mode only lets Python scalars (weak types) adapt to an array's dtype. "
         "Cast explicitly (e.g. x.astype(...)) or use numpy_dtype_promotion('standard')."
     )
+
+
+def _no_path_error(operands: Iterable[object]) -> TypePromotionError:
+    """JAX's error for operands without a common upper bound in the standard lattice: one of
+    them is a narrow dtype, which promotes with nothing but Python scalars."""
+    ops = list(operands)
+    names = ", ".join(dict.fromkeys(_describe(op) for op in ops))
+    narrow = [op[0] for op in ops if isinstance(op, tuple) and isinstance(op[0], np.dtype) and op[0] in _NARROW]
+    kind = "int32" if narrow and narrow[0] in _INTEGER else "float32"
+    return TypePromotionError(
+        f"no implicit dtype promotion path between {names}: to avoid unintended promotion, the "
+        "narrow dtypes (int1/2/4, uint1/2/4, float4, float6, float8) promote only with Python "
+        f"scalars. Convert explicitly, e.g. x.astype('{kind}')."
+    )
+
+
+def _promotion_error(operands: Iterable[object], strict: bool) -> TypePromotionError:
+    return _strict_error(operands) if strict else _no_path_error(operands)
 
 
 def _check_operands(operands: Iterable[object]) -> None:
@@ -584,7 +742,7 @@ def promote_types(a: DType, b: DType) -> DType:
     except KeyError:
         raise _unsupported(b if a in _SUPPORTED else a) from None
     if out is None:
-        raise _strict_error(((a, False), (b, False)))
+        raise _promotion_error(((a, False), (b, False)), idx >= 2)
     return out
 
 
@@ -594,14 +752,16 @@ def promote_weak(a: Operand, b: Operand, *, x64: bool | None = None) -> Operand:
     A weak operand is its kind's weak category, so ``(int16, False) ⊔ (int32, True)`` is
     ``(int16, False)``; a weak result is reported as its kind's default dtype for ``x64``
     (``None``: the current mode), e.g. ``(int8, False) ⊔ (float32, True) = (float32, True)``
-    without 64-bit mode. Never raises for supported dtypes; strictness is :func:`result_type`'s.
+    without 64-bit mode. Strictness is :func:`result_type`'s; this raises only for a narrow dtype
+    meeting another strong dtype (``TypePromotionError``), which no lattice joins.
     """
     try:
         out = _JOIN_TABLES[_x64(x64)][(a, b)]
     except (KeyError, TypeError):
         _check_operands((a, b))
         raise
-    assert out is not None
+    if out is None:
+        raise _no_path_error((a, b))
     return out
 
 
@@ -631,7 +791,10 @@ def result_type(*operands: Operand) -> Operand:
         else:
             _check_operands(operands)
             if not strict and all(weak for _, weak in operands):
-                return _all_weak_result([d for d, _ in operands], x64)
+                out = _all_weak_result([d for d, _ in operands], x64)
+                if out is None:
+                    raise _no_path_error(operands)
+                return out
             table = _FOLD_TABLES[2 * strict + x64]
             out = table[(operands[0], operands[1])]
             for op in operands[2:]:
@@ -642,5 +805,5 @@ def result_type(*operands: Operand) -> Operand:
         _check_operands(operands)
         raise
     if out is None:
-        raise _strict_error(operands)
+        raise _promotion_error(operands, strict)
     return out

@@ -132,17 +132,17 @@ _TOKEN_RE = re.compile(
     r"[ \t\r\f\v]*("
     r"[a-z][a-z0-9_]*(?![A-Za-z0-9_.(-])"  # a plain name: variable, primitive, keyword
     r"|[a-z][a-z0-9_]*(?:-[a-z][a-z0-9_]*)+(?![A-Za-z0-9_.(])"  # a hyphenated primitive: 'scatter-add'
-    r"|:[a-z0-9]+\[[0-9,]*\](?:\{weak\})?"  # a type, colon included: ':f32[3,4]{weak}'
+    r"|:[a-z0-9_]+\[[0-9,]*\](?:\{weak\})?"  # a type, colon included: ':f32[3,4]{weak}'
     r"|(?!in\()[A-Za-z_][A-Za-z0-9_]*\("  # a call, '(' included: 'GatherDimensionNumbers(', 'dtype('
     r"|\??[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"  # any name, possibly dotted
-    r"|:[A-Za-z0-9]+\[[0-9, ]*\](?:\{weak\})?"  # any type
+    r"|:[A-Za-z0-9_]+\[[0-9, ]*\](?:\{weak\})?"  # any type
     rf"|\([+-]?{_NUM}[+-]{_NUM}j\)"  # a complex scalar: '(1.0-2.5j)'
     r"|-?(?:\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|inf|nan)j?(?![A-Za-z0-9_])"  # a real or imaginary number
     r"""|'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*\""""  # a quoted string
     r"|\S"  # punctuation, or a stray character reported by the parser
     r")"
 )
-_TYPE_RE = re.compile(r":([A-Za-z0-9]+)\[([0-9, ]*)\](\{weak\})?")
+_TYPE_RE = re.compile(r":([A-Za-z0-9_]+)\[([0-9, ]*)\](\{weak\})?")
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAME_START = re.compile(r"[A-Za-z_]")
 

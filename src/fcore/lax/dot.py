@@ -108,10 +108,7 @@ def canonicalize_precision(precision: PrecisionLike) -> CanonicalPrecision:
 # -- dtype rules ------------------------------------------------------------------------------
 #: (max exponent, mantissa bits, width) of the real floating types, as ``finfo`` reports them.
 _FLOAT_INFO: dict[DType, tuple[int, int, int]] = {
-    dtypes.bfloat16: (128, 7, 16),
-    dtypes.float16: (16, 10, 16),
-    dtypes.float32: (128, 23, 32),
-    dtypes.float64: (1024, 52, 64),
+    d: dtypes.float_format(d) for d in dtypes.SUPPORTED_DTYPES if dtypes.is_floating(d)
 }
 
 
@@ -127,7 +124,7 @@ def _bit_width(dt: DType) -> int:
     if dtypes.is_bool(dt):
         return 1
     if dtypes.is_integer(dt):
-        return dt.itemsize * 8
+        return dtypes.bit_width(dt)
     return _FLOAT_INFO[dt][2]
 
 

@@ -1136,8 +1136,12 @@ def _convert_impl(x: NpArray, *, new_dtype: DType, weak_type: bool) -> NpArray:
         x = np.real(x)
     with np.errstate(invalid="ignore", over="ignore"):
         if dtypes.is_integer(new_dtype) and dtypes.is_floating(x.dtype):
-            info = np.iinfo(new_dtype)
-            x = np.nan_to_num(np.trunc(x), nan=0).clip(info.min, info.max)
+            # XLA saturates (NaN is 0). Clamp in float64, where every narrower float is exact,
+            # and write the bounds as integers: float64(2**63 - 1) would round past int64's max.
+            lo, hi = dtypes.int_range(new_dtype)
+            t = np.nan_to_num(np.trunc(x.astype(np.float64)), nan=0.0)
+            inside = np.clip(t, lo, hi).astype(new_dtype)
+            return np.where(t >= hi, np.array(hi, new_dtype), np.where(t <= lo, np.array(lo, new_dtype), inside))
         return x.astype(new_dtype)
 
 

@@ -18,15 +18,6 @@ from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
 
-__all__ = [
-    "ScalarType",
-    "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "bfloat16", "float16", "float32", "float64", "complex64", "complex128",
-    "dtype", "to_dtype", "canonical_dtype", "finfo", "iinfo", "issubdtype", "can_cast",
-    "promote_types", "result_type", "isdtype",
-    "generic", "number", "integer", "signedinteger", "unsignedinteger", "inexact",
-    "floating", "complexfloating", "int_", "uint", "float_", "complex_",
-]
 
 # NumPy's abstract scalar classes, for ``issubdtype`` (as ``jnp.floating`` etc.).
 generic = np.generic
@@ -81,6 +72,24 @@ float32 = _scalar_type("float32", dtypes.float32)
 float64 = _scalar_type("float64", dtypes.float64)
 complex64 = _scalar_type("complex64", dtypes.complex64)
 complex128 = _scalar_type("complex128", dtypes.complex128)
+# The ml_dtypes storage formats: only Python scalars promote with them implicitly.
+int1 = _scalar_type("int1", dtypes.int1)
+int2 = _scalar_type("int2", dtypes.int2)
+int4 = _scalar_type("int4", dtypes.int4)
+uint1 = _scalar_type("uint1", dtypes.uint1)
+uint2 = _scalar_type("uint2", dtypes.uint2)
+uint4 = _scalar_type("uint4", dtypes.uint4)
+float4_e2m1fn = _scalar_type("float4_e2m1fn", dtypes.float4_e2m1fn)
+float6_e2m3fn = _scalar_type("float6_e2m3fn", dtypes.float6_e2m3fn)
+float6_e3m2fn = _scalar_type("float6_e3m2fn", dtypes.float6_e3m2fn)
+float8_e3m4 = _scalar_type("float8_e3m4", dtypes.float8_e3m4)
+float8_e4m3 = _scalar_type("float8_e4m3", dtypes.float8_e4m3)
+float8_e4m3b11fnuz = _scalar_type("float8_e4m3b11fnuz", dtypes.float8_e4m3b11fnuz)
+float8_e4m3fn = _scalar_type("float8_e4m3fn", dtypes.float8_e4m3fn)
+float8_e4m3fnuz = _scalar_type("float8_e4m3fnuz", dtypes.float8_e4m3fnuz)
+float8_e5m2 = _scalar_type("float8_e5m2", dtypes.float8_e5m2)
+float8_e5m2fnuz = _scalar_type("float8_e5m2fnuz", dtypes.float8_e5m2fnuz)
+float8_e8m0fnu = _scalar_type("float8_e8m0fnu", dtypes.float8_e8m0fnu)
 # NumPy-style aliases (the 64-bit types, narrowed when 64-bit mode is off, as in jnp).
 int_ = int64
 uint = uint64
@@ -102,7 +111,14 @@ def to_dtype(x: Any) -> DType:
     inner = getattr(x, "dtype", None)
     if isinstance(inner, np.dtype) and not (isinstance(x, type) and issubclass(x, np.generic)):
         return to_dtype(inner)  # objects carrying a dtype, e.g. jnp.float32
-    if isinstance(x, (str, type)):
+    if isinstance(x, str):
+        # NumPy's reading of the name, as jnp's ("i4" is int32 here; in a jaxpr it is int4).
+        try:
+            named = np.dtype(x)
+        except TypeError:
+            raise TypeError(f"data type {x!r} not understood") from None
+        return to_dtype(named)
+    if isinstance(x, type):
         return dtypes.to_dtype(x)
     raise TypeError(f"cannot interpret {x!r} as a data type")
 
@@ -222,11 +238,9 @@ class iinfo:  # noqa: N801  # NumPy's name
             return
         if not dtypes.is_integer(d):
             raise ValueError(f"Invalid integer data type {d.name!r}.")
-        info = np.iinfo(d)
         self.dtype = d
-        self.min = int(info.min)
-        self.max = int(info.max)
-        self.bits = int(info.bits)
+        self.min, self.max = dtypes.int_range(d)
+        self.bits = dtypes.bit_width(d)
 
     def __repr__(self) -> str:
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype.name})"

@@ -13,7 +13,7 @@ from typing import Any, cast
 import numpy as np
 
 from fcore.interpreters.array import Array, ArrayMethod, register_array_methods
-from fcore.numpy import creation, indexing, linalg_ops, reductions, searching, shape_ops, sorting, statistics, ufuncs
+from fcore.numpy import creation, indexing, products, reductions, searching, shape_ops, sorting, statistics, ufuncs_binary, ufuncs_logic, ufuncs_parts, ufuncs_unary
 from fcore.numpy._dtypes import canonical_dtype
 from fcore.numpy._promotion import convert
 
@@ -64,11 +64,11 @@ def _squeeze(x: Array, axis: Any = None) -> Array:
 
 
 def _clip(x: Array, min: Any = None, max: Any = None) -> Array:  # noqa: A002
-    return ufuncs.clip(x, min, max)
+    return ufuncs_binary.clip(x, min, max)
 
 
 def _round(x: Array, decimals: int = 0) -> Array:
-    return ufuncs.round(x, decimals)
+    return ufuncs_unary.round(x, decimals)
 
 
 def _at(x: Array) -> Any:
@@ -80,40 +80,40 @@ def _getitem(x: Array, idx: object) -> Array:
 
 
 TABLE: dict[str, ArrayMethod] = {
-    "negative": ufuncs.negative,
-    "abs": ufuncs.absolute,
-    "invert": ufuncs.invert,
-    "add": _defer(ufuncs.add, "+"),
-    "subtract": _defer(ufuncs.subtract, "-"),
-    "multiply": _defer(ufuncs.multiply, "*"),
-    "true_divide": _defer(ufuncs.true_divide, "/"),
-    "floor_divide": _defer(ufuncs.floor_divide, "//"),
-    "remainder": _defer(ufuncs.remainder, "%"),
-    "power": _defer(ufuncs.power, "**"),
-    "matmul": _defer(linalg_ops.matmul, "@"),
-    "bitwise_and": _defer(ufuncs.bitwise_and, "&"),
-    "bitwise_or": _defer(ufuncs.bitwise_or, "|"),
-    "bitwise_xor": _defer(ufuncs.bitwise_xor, "^"),
-    "left_shift": _defer(ufuncs.left_shift, "<<"),
-    "right_shift": _defer(ufuncs.right_shift, ">>"),
-    "less": _defer(ufuncs.less, "<"),
-    "less_equal": _defer(ufuncs.less_equal, "<="),
-    "greater": _defer(ufuncs.greater, ">"),
-    "greater_equal": _defer(ufuncs.greater_equal, ">="),
-    "equal": _defer(ufuncs.equal, "=="),
-    "not_equal": _defer(ufuncs.not_equal, "!="),
+    "negative": ufuncs_unary.negative,
+    "abs": ufuncs_unary.absolute,
+    "invert": ufuncs_logic.invert,
+    "add": _defer(ufuncs_binary.add, "+"),
+    "subtract": _defer(ufuncs_binary.subtract, "-"),
+    "multiply": _defer(ufuncs_binary.multiply, "*"),
+    "true_divide": _defer(ufuncs_binary.true_divide, "/"),
+    "floor_divide": _defer(ufuncs_binary.floor_divide, "//"),
+    "remainder": _defer(ufuncs_binary.remainder, "%"),
+    "power": _defer(ufuncs_binary.power, "**"),
+    "matmul": _defer(products.matmul, "@"),
+    "bitwise_and": _defer(ufuncs_logic.bitwise_and, "&"),
+    "bitwise_or": _defer(ufuncs_logic.bitwise_or, "|"),
+    "bitwise_xor": _defer(ufuncs_logic.bitwise_xor, "^"),
+    "left_shift": _defer(ufuncs_logic.left_shift, "<<"),
+    "right_shift": _defer(ufuncs_logic.right_shift, ">>"),
+    "less": _defer(ufuncs_logic.less, "<"),
+    "less_equal": _defer(ufuncs_logic.less_equal, "<="),
+    "greater": _defer(ufuncs_logic.greater, ">"),
+    "greater_equal": _defer(ufuncs_logic.greater_equal, ">="),
+    "equal": _defer(ufuncs_logic.equal, "=="),
+    "not_equal": _defer(ufuncs_logic.not_equal, "!="),
     "getitem": _getitem,
     "transpose": _transpose,
     "at": _at,
-    "real": ufuncs.real,
-    "imag": ufuncs.imag,
-    "conj": ufuncs.conjugate,
+    "real": ufuncs_parts.real,
+    "imag": ufuncs_parts.imag,
+    "conj": ufuncs_parts.conjugate,
     "astype": astype,
     "reshape": _reshape,
     "ravel": shape_ops.ravel,
     "squeeze": _squeeze,
     "swapaxes": shape_ops.swapaxes,
-    "dot": linalg_ops.dot,
+    "dot": products.dot,
     "sum": reductions.sum,
     "prod": reductions.prod,
     "mean": reductions.mean,

@@ -313,7 +313,7 @@ def promote2_dtype(x: object, y: object, dt: DType, weak: bool) -> tuple[Array, 
 
 def _binary_shape(name: str, sx: Shape, sy: Shape, dt: DType) -> Shape:
     """The broadcast shape of a binary operation's operands; like JAX, a ``TypeError`` naming
-    the operation, the shapes and the dtype when they do not broadcast (SPEC §4)."""
+    the operation, the shapes and the dtype when they do not broadcast (docs/guide.md, "Bad input")."""
     try:
         return broadcast_shapes(sx, sy)
     except ValueError:
@@ -322,6 +322,15 @@ def _binary_shape(name: str, sx: Shape, sy: Shape, dt: DType) -> Shape:
 
 def result_of(*args: object, name: str = "fcore.numpy") -> Operand:
     return _result_type(*(operand(a, name, i) for i, a in enumerate(args)))
+
+
+def promote_dtypes(*args: object, name: str = "fcore.numpy", inexact: bool = False) -> list[Array]:
+    """The operands converted to their promoted ``(dtype, weak_type)`` (an inexact one with
+    ``inexact``), not broadcast: ``jnp``'s ``promote_dtypes``/``promote_dtypes_inexact``."""
+    dt, weak = result_of(*args, name=name)
+    if inexact:
+        dt = to_inexact(dt)
+    return [convert(a, dt, weak) for a in args]
 
 
 def promote_n(name: str, *args: object, dt: DType | None = None, weak: bool = False, full: bool = False) -> list[Array]:

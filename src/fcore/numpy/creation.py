@@ -10,6 +10,7 @@ Constant fills are a ``broadcast_in_dim`` of a scalar, so they stage as one equa
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -187,8 +188,9 @@ def ones_like(a: ArrayLike, dtype: Any = None, shape: Any = None) -> Array:
     return _fill(shp, 1, dt, weak)
 
 
-def empty_like(a: ArrayLike, dtype: Any = None, shape: Any = None) -> Array:
-    return zeros_like(a, dtype, shape)
+def empty_like(prototype: ArrayLike, dtype: Any = None, shape: Any = None) -> Array:
+    """Zeros shaped like ``prototype`` (fcore arrays are never uninitialized)."""
+    return zeros_like(prototype, dtype, shape)
 
 
 def full_like(a: ArrayLike, fill_value: ArrayLike, dtype: Any = None, shape: Any = None) -> Array:
@@ -303,7 +305,7 @@ def linspace(
 
 
 def logspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = True, base: float = 10.0, dtype: Any = None, axis: int = 0) -> Array:
-    from fcore.numpy.ufuncs import power
+    from fcore.numpy.ufuncs_binary import power
 
     lin = linspace(start, stop, num, endpoint=endpoint, axis=axis)
     out = power(base, lin)
@@ -430,4 +432,33 @@ def meshgrid(*xi: ArrayLike, copy: bool = True, sparse: bool = False, indexing: 
             out.append(lax.reshape(a, tuple(s)))
         else:
             out.append(lax.broadcast_in_dim(a, tuple(shape), (dim,)))
+    return out
+
+
+def copy(a: ArrayLike, order: str | None = None) -> Array:
+    """A copy of ``a`` (fcore arrays are immutable, so this is the array itself for fcore arrays)."""
+    return array(a, copy=True)
+
+
+def astype(x: ArrayLike, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Array:
+    """``x`` converted to ``dtype`` (the default float dtype when ``dtype`` is None)."""
+    arr = _asarray(x, "astype")
+    dt = dtypes.canonicalize_dtype(dtypes.float64) if dtype is None else canonical_dtype(dtype)
+    if dtypes.is_complex(arr.dtype) and dtypes.is_bool(dt):
+        return lax.ne(arr, ArrayImpl(np.zeros((), arr.dtype), False))
+    return convert(arr, dt, False)
+
+
+
+def fromfunction(function: Callable[..., Array], shape: Any, *, dtype: Any = float, **kwargs: Any) -> Array:
+    """``function`` evaluated on the index grid of ``shape`` (one ``vmap`` per axis, so it is
+    traced once on scalar indices of ``dtype``)."""
+    from fcore.api.vectorize import vmap
+
+    dims = _shape(shape)
+    fn = function
+    for i in range(len(dims)):
+        in_axes = [0 if i == j else None for j in range(len(dims))]
+        fn = vmap(fn, in_axes=tuple(in_axes[::-1]))
+    out: Array = fn(*(arange(s, dtype=dtype) for s in dims), **kwargs)
     return out

@@ -1,12 +1,13 @@
 """Index construction of ``fcore.numpy``: ``tril_indices``/``triu_indices`` (and ``_from``),
-``diag_indices``, ``indices``, ``ix_``, ``unravel_index``, ``ravel_multi_index`` and the
-``mgrid``/``ogrid``/``s_``/``index_exp`` helpers, with ``jnp``'s dtypes."""
+``diag_indices``, ``mask_indices``, ``indices``, ``ix_``, ``unravel_index``,
+``ravel_multi_index`` and the ``mgrid``/``ogrid``/``r_``/``c_``/``s_``/``index_exp`` helpers,
+with ``jnp``'s dtypes."""
 
 from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -17,10 +18,6 @@ from fcore.ir import dtypes
 from fcore.lax import ArrayLike
 from fcore.numpy._promotion import asarray, convert, result_of
 
-__all__ = [
-    "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from", "diag_indices", "diag_indices_from",
-    "indices", "ix_", "unravel_index", "ravel_multi_index", "mgrid", "ogrid", "s_", "index_exp",
-]
 
 
 def _int_array(values: np.ndarray[Any, Any]) -> Array:
@@ -115,7 +112,8 @@ def ix_(*args: ArrayLike) -> tuple[Array, ...]:
 def unravel_index(indices: ArrayLike, shape: Sequence[int] | int) -> tuple[Array, ...]:
     """The multi-indices of flat ``indices`` into an array of ``shape`` (out-of-range indices
     are clamped, as in jnp)."""
-    from fcore.numpy.ufuncs import divmod as _divmod, greater, less, subtract, where
+    from fcore.numpy.ufuncs_binary import divmod as _divmod, subtract
+    from fcore.numpy.ufuncs_logic import greater, less, where
 
     idx = asarray(indices, "unravel_index")
     dims = [operator.index(s) for s in shape] if isinstance(shape, (list, tuple)) else [operator.index(cast(int, shape))]
@@ -131,7 +129,7 @@ def ravel_multi_index(multi_index: Sequence[ArrayLike], dims: Sequence[int], mod
                       order: str = "C", *, dtype: Any = None) -> Array:
     """Flat indices of the multi-indices ``multi_index`` into an array of shape ``dims``."""
     from fcore.numpy._dtypes import canonical_dtype
-    from fcore.numpy.ufuncs import add, clip, multiply, remainder
+    from fcore.numpy.ufuncs_binary import add, clip, multiply, remainder
 
     if len(multi_index) != len(dims):
         raise ValueError(f"len(multi_index)={len(multi_index)} != len(dims)={len(dims)}")
@@ -210,3 +208,84 @@ mgrid = _Grid(sparse=False)
 ogrid = _Grid(sparse=True)
 s_ = np.s_
 index_exp = np.index_exp
+
+
+def _grid_1d(s: slice) -> Array:
+    """A slice in ``r_``/``c_``: ``arange``, or ``linspace`` for a complex step (its number of points)."""
+    from fcore.numpy.creation import arange, linspace
+
+    start = 0 if s.start is None else s.start
+    step = 1 if s.step is None else s.step
+    if np.iscomplex(step):
+        points: Array = linspace(start, s.stop, int(abs(step)))
+        return points
+    return arange(start, s.stop, step)
+
+
+class _AxisConcat:
+    """``r_[...]``/``c_[...]``: concatenate the items (slices become ``arange``/``linspace``)
+    along ``axis`` after making each at least ``ndmin``-dimensional; a leading string such as
+    ``"0,2,-1"`` sets the axis, ``ndmin`` and where 1-D items go, and ``"r"``/``"c"`` make a
+    row or column matrix, as NumPy's index tricks do."""
+
+    def __init__(self, axis: int, ndmin: int, trans1d: int) -> None:
+        self.axis, self.ndmin, self.trans1d = axis, ndmin, trans1d
+
+    def __getitem__(self, key: Any) -> Array:
+        from fcore.numpy.creation import array
+        from fcore.numpy.shape_ops import concatenate, expand_dims, transpose
+
+        items: tuple[Any, ...] = key if isinstance(key, tuple) else (key,)
+        params = [self.axis, self.ndmin, self.trans1d, -1]
+        directive = items[0]
+        if isinstance(directive, str):
+            items = items[1:]
+            if directive == "r":
+                params[-1] = 0
+            elif directive == "c":
+                params[-1] = 1
+            else:
+                vec: list[Any] = directive.split(",")
+                k = len(vec)
+                vec = vec + params[k:] if k < 4 else vec[:3] + [params[-1]]
+                try:
+                    params = [int(v) for v in vec]
+                except ValueError as err:
+                    raise ValueError(f"could not understand directive {directive!r}") from err
+        axis, ndmin, trans1d, matrix = params
+        output = []
+        for item in items:
+            if isinstance(item, slice):
+                newobj, item_ndim = _grid_1d(item), 0
+            elif isinstance(item, str):
+                raise ValueError("string directive must be placed at the beginning")
+            else:
+                newobj = array(item, copy=False)
+                item_ndim = newobj.ndim
+            newobj = array(newobj, copy=False, ndmin=ndmin)
+            if trans1d != -1 and ndmin - item_ndim > 0:
+                order = tuple(range(ndmin))
+                shift = ndmin - abs(ndmin + trans1d + 1) % ndmin
+                newobj = transpose(newobj, order[shift:] + order[:shift])
+            output.append(newobj)
+        res = concatenate(tuple(output), axis=axis)
+        if matrix != -1 and res.ndim == 1:
+            res = expand_dims(res, matrix)
+        return res
+
+    def __len__(self) -> int:
+        return 0
+
+
+r_ = _AxisConcat(axis=0, ndmin=1, trans1d=-1)
+c_ = _AxisConcat(axis=-1, ndmin=2, trans1d=0)
+
+
+def mask_indices(n: int, mask_func: Callable[[ArrayLike, int], Array], k: int = 0, *,
+                 size: int | None = None) -> tuple[Array, Array]:
+    """The indices where ``mask_func(ones((n, n)), k)`` is nonzero (``size`` makes it jit-able)."""
+    from fcore.numpy.creation import ones
+    from fcore.numpy.searching import nonzero
+
+    i, j = nonzero(mask_func(ones((n, n)), k), size=size)
+    return i, j

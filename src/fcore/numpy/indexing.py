@@ -641,7 +641,7 @@ class _IndexUpdateRef:
 
     def subtract(self, values: ArrayLike, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None) -> Array:
         """A copy of ``x`` with ``x[idx] -= values`` (repeated indices accumulate)."""
-        from fcore.numpy.ufuncs import negative
+        from fcore.numpy.ufuncs_unary import negative
 
         x = self.array
         _check_update_dtype(x, values)
@@ -658,7 +658,7 @@ class _IndexUpdateRef:
         """``x / d`` where ``d`` is ``values`` at ``idx`` and 1 elsewhere (as jnp: an integer
         ``x`` gives a floating result)."""
         from fcore.numpy.creation import ones_like
-        from fcore.numpy.ufuncs import true_divide
+        from fcore.numpy.ufuncs_binary import true_divide
 
         return true_divide(self.array, _update(ones_like(self.array), self.index, values, "mul", mode))
 
@@ -673,7 +673,7 @@ class _IndexUpdateRef:
     def power(self, values: ArrayLike, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None) -> Array:
         """``x ** p`` where ``p`` is ``values`` at ``idx`` and 1 elsewhere (as jnp)."""
         from fcore.numpy.creation import ones_like
-        from fcore.numpy.ufuncs import power
+        from fcore.numpy.ufuncs_binary import power
 
         return power(self.array, _update(ones_like(self.array), self.index, values, "mul", mode))
 
@@ -701,8 +701,12 @@ def at(x: Array) -> _IndexUpdateHelper:
     return _IndexUpdateHelper(x)
 
 
-def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, mode: str | None = None, fill_value: Any = None) -> Array:
-    """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened array when None)."""
+def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, out: None = None, mode: str | None = None,
+         unique_indices: bool = False, indices_are_sorted: bool = False, fill_value: Any = None) -> Array:
+    """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened array when None).
+    ``unique_indices`` and ``indices_are_sorted`` are hints fcore does not need."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
     x = asarray(a, "take")
     if axis is None:
         x = lax.reshape(x, (x.size,)) if x.ndim != 1 else x
@@ -715,7 +719,7 @@ def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, mode: str | 
     if mode is None or mode == "fill":  # jnp's default: out-of-bounds indices give fill_value
         get_mode = "fill"
     elif mode in ("wrap", "clip"):
-        from fcore.numpy.ufuncs import clip, mod
+        from fcore.numpy.ufuncs_binary import clip, mod
 
         ind = mod(indices, n) if mode == "wrap" else clip(indices, 0, n - 1)  # clip: -1 is 0, as in jnp
         get_mode = "clip"

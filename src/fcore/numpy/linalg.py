@@ -11,9 +11,9 @@ from fcore import lax
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.lax import ArrayLike
-from fcore.numpy import reductions, ufuncs
+from fcore.numpy import reductions, ufuncs_binary, ufuncs_unary
 from fcore.numpy._promotion import convert, normalize_axis, operand, to_inexact
-from fcore.numpy.linalg_ops import matmul as matmul, tensordot as tensordot, vecdot as vecdot
+from fcore.numpy.products import matmul as matmul, tensordot as tensordot, vecdot as vecdot
 from fcore.numpy.shape_ops import matrix_transpose as matrix_transpose
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "tensordot", "vecdot", "matrix_transpose", "outer", "trace"]
@@ -53,17 +53,17 @@ def vector_norm(x: ArrayLike, /, *, axis: Any = None, keepdims: bool = False, or
     if ord is None or ord == 2:
         return lax.sqrt(reductions.sum(_abs2(a), axis=axis, keepdims=keepdims))
     if ord == np.inf:
-        return reductions.max(ufuncs.abs(a), axis=axis, keepdims=keepdims)
+        return reductions.max(ufuncs_unary.abs(a), axis=axis, keepdims=keepdims)
     if ord == -np.inf:
-        return reductions.min(ufuncs.abs(a), axis=axis, keepdims=keepdims)
+        return reductions.min(ufuncs_unary.abs(a), axis=axis, keepdims=keepdims)
     if ord == 0:
         nz = lax.ne(a, convert(0, a.dtype))
         return reductions.sum(nz, axis=axis, dtype=lax.real(a).dtype if dtypes.is_complex(a.dtype) else a.dtype, keepdims=keepdims)
     if ord == 1:
-        return reductions.sum(ufuncs.abs(a), axis=axis, keepdims=keepdims)
-    absx = ufuncs.abs(a)
+        return reductions.sum(ufuncs_unary.abs(a), axis=axis, keepdims=keepdims)
+    absx = ufuncs_unary.abs(a)
     p = float(ord)
-    return ufuncs.power(reductions.sum(ufuncs.power(absx, p), axis=axis, keepdims=keepdims), 1.0 / p)
+    return ufuncs_binary.power(reductions.sum(ufuncs_binary.power(absx, p), axis=axis, keepdims=keepdims), 1.0 / p)
 
 
 def matrix_norm(x: ArrayLike, /, *, keepdims: bool = False, ord: Any = "fro", axes: tuple[int, int] = (-2, -1)) -> Array:  # noqa: A002
@@ -71,7 +71,7 @@ def matrix_norm(x: ArrayLike, /, *, keepdims: bool = False, ord: Any = "fro", ax
     r, c = (normalize_axis(axes[0], a.ndim), normalize_axis(axes[1], a.ndim))
     if ord in ("fro", "f", None):
         return lax.sqrt(reductions.sum(_abs2(a), axis=(r, c), keepdims=keepdims))
-    absx = ufuncs.abs(a)
+    absx = ufuncs_unary.abs(a)
     if ord in (1, -1):
         s = reductions.sum(absx, axis=r, keepdims=True)
         f = reductions.max if ord == 1 else reductions.min
@@ -86,7 +86,7 @@ def matrix_norm(x: ArrayLike, /, *, keepdims: bool = False, ord: Any = "fro", ax
 
 
 def outer(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    from fcore.numpy.linalg_ops import outer as _outer
+    from fcore.numpy.products import outer as _outer
 
     return _outer(x1, x2)
 

@@ -18,10 +18,6 @@ from fcore.lax import ArrayLike
 from fcore.numpy._promotion import asarray, broadcast_shapes, broadcast_to, convert, normalize_axis
 from fcore.numpy.searching import concrete
 
-__all__ = [
-    "diff", "ediff1d", "append", "insert", "delete", "rot90", "unstack", "dsplit", "resize", "block", "trim_zeros",
-    "diagflat", "fill_diagonal", "choose",
-]
 
 
 def _index_along(axis: int, idx: object) -> tuple[object, ...]:
@@ -32,7 +28,8 @@ def diff(a: ArrayLike, n: int = 1, axis: int = -1, prepend: ArrayLike | None = N
          append: ArrayLike | None = None) -> Array:
     """The ``n``-th discrete difference along ``axis`` (``!=`` for booleans)."""
     from fcore.numpy.shape_ops import concatenate
-    from fcore.numpy.ufuncs import not_equal, subtract
+    from fcore.numpy.ufuncs_logic import not_equal
+    from fcore.numpy.ufuncs_binary import subtract
 
     arr = asarray(a, "diff")
     n = operator.index(n)
@@ -88,7 +85,8 @@ def insert(arr: ArrayLike, obj: ArrayLike | slice, values: ArrayLike, axis: int 
     from fcore.numpy.searching import nonzero
     from fcore.numpy.shape_ops import moveaxis, ravel
     from fcore.numpy.sorting import argsort
-    from fcore.numpy.ufuncs import add, clip, less, where
+    from fcore.numpy.ufuncs_binary import add, clip
+    from fcore.numpy.ufuncs_logic import less, where
 
     a = asarray(arr, "insert")
     if not isinstance(obj, slice):
@@ -138,7 +136,8 @@ def delete(arr: ArrayLike, obj: ArrayLike | slice, axis: int | None = None, *,
     from fcore.numpy.indexing import getitem
     from fcore.numpy.shape_ops import concatenate, ravel
     from fcore.numpy.sorting import sort
-    from fcore.numpy.ufuncs import add, clip, less, where
+    from fcore.numpy.ufuncs_binary import add, clip
+    from fcore.numpy.ufuncs_logic import less, where
 
     a = asarray(arr, "delete")
     if axis is None:
@@ -334,7 +333,7 @@ def choose(a: ArrayLike, choices: Sequence[ArrayLike] | Array | np.ndarray[Any, 
     from fcore.numpy.creation import array
     from fcore.numpy.indexing import getitem
     from fcore.numpy.shape_ops import broadcast_arrays
-    from fcore.numpy.ufuncs import clip, remainder
+    from fcore.numpy.ufuncs_binary import clip, remainder
 
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.choose is not supported.")

@@ -17,11 +17,8 @@ from fcore.lax import ArrayLike
 from fcore.numpy._dtypes import canonical_dtype
 from fcore.numpy._promotion import Axis, asarray, to_inexact
 from fcore.numpy import reductions as R
-from fcore.numpy.ufuncs import isnan as _isnan, where as _where
+from fcore.numpy.ufuncs_logic import isnan as _isnan, where as _where
 
-__all__ = [
-    "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd", "nanargmax", "nanargmin",
-]
 
 
 def _init_value(dt: Any, value: float) -> Array:
@@ -104,7 +101,7 @@ def nanvar(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,
         a_mean = nanmean(x, axis, dtype=comp, keepdims=True, where=w)
     else:
         a_mean = lax.convert_element_type(asarray(mean, "nanvar"), comp)
-    from fcore.numpy.ufuncs import subtract
+    from fcore.numpy.ufuncs_binary import subtract
 
     centered = _where(_isnan(x), 0, subtract(x, a_mean))
     if dtypes.is_complex(centered.dtype):

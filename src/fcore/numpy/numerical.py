@@ -1,12 +1,11 @@
-"""Numerical routines of ``fcore.numpy``: polynomials (``polyval``, ``polyadd``, ``polymul``,
-``polyder``, ``polyint``, ``vander``), 1-D ``convolve``/``correlate``, ``interp``,
-``trapezoid``, ``geomspace``, ``cov``/``corrcoef`` and ``histogram`` — ``jnp``'s formulas."""
+"""Numerical routines of ``fcore.numpy``: 1-D ``convolve``/``correlate``, ``interp``,
+``gradient``, ``trapezoid``, ``unwrap``, ``geomspace`` and ``cov``/``corrcoef`` — ``jnp``'s formulas."""
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -14,126 +13,31 @@ from fcore import lax
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
 from fcore.lax import ArrayLike
-from fcore.numpy._promotion import asarray, convert, normalize_axis, result_of, to_inexact
-from fcore.numpy import ufuncs as U
-
-__all__ = [
-    "polyval", "polyadd", "polysub", "polymul", "polyder", "polyint", "vander", "convolve", "correlate", "interp",
-    "trapezoid", "geomspace", "cov", "corrcoef", "histogram", "histogram_bin_edges",
-]
+from fcore.numpy._promotion import asarray, convert, normalize_axis, promote_dtypes, result_of, to_inexact
+from fcore.numpy.ufuncs_binary import add, clip, floor_divide, multiply, remainder, subtract, true_divide
+from fcore.numpy.ufuncs_logic import equal, greater, less, less_equal, logical_and, where
+from fcore.numpy.ufuncs_parts import conjugate, imag, real
+from fcore.numpy.ufuncs_unary import absolute, log10, negative, sign, sqrt
 
 
-def _promote(*args: ArrayLike, name: str, inexact: bool = False) -> list[Array]:
-    dt, weak = result_of(*args, name=name)
-    if inexact:
-        dt = to_inexact(dt)
-    return [convert(a, dt, weak) for a in args]
-
-
-def polyval(p: ArrayLike, x: ArrayLike, *, unroll: int = 16) -> Array:
-    """The polynomial with coefficients ``p`` (highest degree first) at ``x`` (Horner)."""
-    from fcore.numpy.shape_ops import broadcast_shapes
-
-    pa, xa = _promote(p, x, name="polyval")
-    shape = broadcast_shapes(pa.shape[1:], xa.shape)
-    y: Array = lax.broadcast_in_dim(ArrayImpl(np.zeros((), xa.dtype), xa.weak_type), shape, ())
-    for i in range(pa.shape[0]):
-        y = U.add(U.multiply(y, xa), lax.index_in_dim(pa, i, keepdims=False))
-    return y
-
-
-def polyadd(a1: ArrayLike, a2: ArrayLike) -> Array:
-    """Sum of two polynomials."""
-    x, y = _promote(a1, a2, name="polyadd")
-    if y.shape[0] <= x.shape[0]:
-        out: Array = x.at[-y.shape[0]:].add(y)
-    else:
-        out = y.at[-x.shape[0]:].add(x)
-    return out
-
-
-def polysub(a1: ArrayLike, a2: ArrayLike) -> Array:
-    """Difference of two polynomials."""
-    x, y = _promote(a1, a2, name="polysub")
-    return polyadd(x, U.negative(y))
-
-
-def polymul(a1: ArrayLike, a2: ArrayLike, *, trim_leading_zeros: bool = False) -> Array:
-    """Product of two polynomials."""
-    from fcore.numpy.creation import zeros
-    from fcore.numpy.manipulation import trim_zeros
-
-    x, y = _promote(a1, a2, name="polymul", inexact=True)
-    if trim_leading_zeros and (x.shape[0] > 1 or y.shape[0] > 1):
-        x, y = trim_zeros(x, trim="f"), trim_zeros(y, trim="f")
-    if x.shape[0] == 0:
-        x = zeros(1, dtype=y.dtype)
-    if y.shape[0] == 0:
-        y = zeros(1, dtype=x.dtype)
-    return convolve(x, y, mode="full")
-
-
-def polyder(p: ArrayLike, m: int = 1) -> Array:
-    """The ``m``-th derivative of a polynomial."""
-    (pa,) = _promote(p, name="polyder", inexact=True)
-    m = operator.index(m)
-    if m < 0:
-        raise ValueError("Order of derivative must be positive")
-    if m == 0:
-        return pa
-    n = pa.shape[0]
-    coeff = (np.arange(m, n)[None] - np.arange(m)[:, None]).prod(0)
-    return U.multiply(lax.slice_in_dim(pa, 0, max(n - m, 0)), ArrayImpl(coeff[::-1].astype(pa.dtype), False))
-
-
-def polyint(p: ArrayLike, m: int = 1, k: ArrayLike | None = None) -> Array:
-    """The ``m``-th antiderivative, with integration constants ``k``."""
-    from fcore.numpy.creation import full
-    from fcore.numpy.shape_ops import atleast_1d, concatenate
-
-    m = operator.index(m)
-    pa, ka = _promote(p, 0 if k is None else k, name="polyint", inexact=True)
-    if m < 0:
-        raise ValueError("Order of integral must be positive (see polyder)")
-    ka = atleast_1d(ka)
-    if ka.shape[0] == 1:
-        ka = full((m,), ka[0])
-    if ka.shape != (m,):
-        raise ValueError("k must be a scalar or a rank-1 array of length 1 or m.")
-    if m == 0:
-        return pa
-    grid = np.arange(pa.shape[0] + m)[None] - np.arange(m)[:, None]
-    coeff = np.maximum(1, grid).prod(0)[::-1]
-    return U.true_divide(concatenate((pa, ka)), ArrayImpl(coeff.astype(pa.dtype), False))
-
-
-def vander(x: ArrayLike, N: int | None = None, increasing: bool = False) -> Array:
-    """The Vandermonde matrix of ``x`` (powers decreasing unless ``increasing``)."""
-    xa = asarray(x, "vander")
-    if xa.ndim != 1:
-        raise ValueError("x must be a one-dimensional array")
-    n = xa.shape[0] if N is None else operator.index(N)
-    if n < 0:
-        raise ValueError("N must be nonnegative")
-    powers = np.arange(n) if increasing else (n - 1) - np.arange(n)
-    iota = ArrayImpl(powers.astype(xa.dtype), False)
-    return U.power(lax.expand_dims(xa, (1,)), lax.expand_dims(iota, (0,)))
+def _ndim(x: object) -> int:
+    return x.ndim if isinstance(x, (Array, np.ndarray, np.generic)) else np.ndim(np.asarray(x))
 
 
 def _conv(x: ArrayLike, y: ArrayLike, mode: str, op: str, preferred_element_type: Any) -> Array:
     """1-D convolution/correlation as a matrix of sliding windows times the kernel."""
     from fcore.numpy.indexing import getitem
-    from fcore.numpy.linalg_ops import matmul
+    from fcore.numpy.products import matmul
 
     a, v = asarray(x, op), asarray(y, op, 1)
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError(f"{op}() only support 1-dimensional inputs.")
-    a, v = _promote(a, v, name=op, inexact=preferred_element_type is None)
+    a, v = promote_dtypes(a, v, name=op, inexact=preferred_element_type is None)
     if a.shape[0] == 0 or v.shape[0] == 0:
         raise ValueError(f"{op}: inputs cannot be empty, got shapes {a.shape} and {v.shape}.")
     reverse_out = False
     if op == "correlate":
-        v = U.conjugate(v)
+        v = conjugate(v)
         if a.shape[0] < v.shape[0]:
             a, v = v, a
             reverse_out = True
@@ -184,8 +88,8 @@ def interp(x: ArrayLike, xp: ArrayLike, fp: ArrayLike, left: ArrayLike | str | N
     xa, xpa, fpa = asarray(x, "interp"), asarray(xp, "interp", 1), asarray(fp, "interp", 2)
     if xpa.shape != fpa.shape or xpa.ndim != 1:
         raise ValueError("xp and fp must be one-dimensional arrays of equal size")
-    xa, xpa = _promote(xa, xpa, name="interp", inexact=True)
-    (fpa,) = _promote(fpa, name="interp", inexact=True)
+    xa, xpa = promote_dtypes(xa, xpa, name="interp", inexact=True)
+    (fpa,) = promote_dtypes(fpa, name="interp", inexact=True)
     for side, value in (("left", left), ("right", right)):
         if isinstance(value, str) and value != "extrapolate":
             raise ValueError(f"the only valid string value of `{side}` is 'extrapolate', but got: {value!r}")
@@ -194,26 +98,26 @@ def interp(x: ArrayLike, xp: ArrayLike, fp: ArrayLike, left: ArrayLike | str | N
     if period is not None:
         if _ndim(period) != 0:
             raise ValueError(f"period must be a scalar; got {period}")
-        per = U.absolute(period)
-        xa, xpa = U.remainder(xa, per), U.remainder(xpa, per)
+        per = absolute(period)
+        xa, xpa = remainder(xa, per), remainder(xpa, per)
         xpa, fpa = lax.sort_key_val(xpa, fpa)
         n = xpa.shape[0]
-        xpa = concatenate([U.subtract(lax.slice_in_dim(xpa, n - 1, n), per), xpa, U.add(lax.slice_in_dim(xpa, 0, 1), per)])
+        xpa = concatenate([subtract(lax.slice_in_dim(xpa, n - 1, n), per), xpa, add(lax.slice_in_dim(xpa, 0, 1), per)])
         fpa = concatenate([lax.slice_in_dim(fpa, n - 1, n), fpa, lax.slice_in_dim(fpa, 0, 1)])
     n = xpa.shape[0]
-    i = U.clip(searchsorted(xpa, xa, side="right"), 1, n - 1)
-    im1 = U.subtract(i, 1)
+    i = clip(searchsorted(xpa, xa, side="right"), 1, n - 1)
+    im1 = subtract(i, 1)
     f_lo, x_lo = getitem(fpa, im1), getitem(xpa, im1)
-    df = U.subtract(getitem(fpa, i), f_lo)
-    dx = U.subtract(getitem(xpa, i), x_lo)
-    delta = U.subtract(xa, x_lo)
+    df = subtract(getitem(fpa, i), f_lo)
+    dx = subtract(getitem(xpa, i), x_lo)
+    delta = subtract(xa, x_lo)
     eps = np.spacing(np.finfo(np.float32 if xpa.dtype == dtypes.bfloat16 else xpa.dtype).eps)
-    dx0 = U.less_equal(U.absolute(dx), eps)
-    f = U.where(dx0, f_lo, U.add(f_lo, U.multiply(U.true_divide(delta, U.where(dx0, 1, dx)), df)))
+    dx0 = less_equal(absolute(dx), eps)
+    f = where(dx0, f_lo, add(f_lo, multiply(true_divide(delta, where(dx0, 1, dx)), df)))
     if not isinstance(left, str) and period is None:
-        f = U.where(U.less(xa, getitem(xpa, 0)), getitem(fpa, 0) if left is None else left, f)
+        f = where(less(xa, getitem(xpa, 0)), getitem(fpa, 0) if left is None else left, f)
     if not isinstance(right, str) and period is None:
-        f = U.where(U.greater(xa, getitem(xpa, -1)), getitem(fpa, -1) if right is None else right, f)
+        f = where(greater(xa, getitem(xpa, -1)), getitem(fpa, -1) if right is None else right, f)
     return f
 
 
@@ -224,23 +128,23 @@ def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: ArrayLike = 1.0, axi
     from fcore.numpy.shape_ops import moveaxis
 
     if x is None:
-        (ya,) = _promote(y, name="trapezoid", inexact=True)
+        (ya,) = promote_dtypes(y, name="trapezoid", inexact=True)
         dxa = asarray(dx, "trapezoid", 2)
         if dxa.ndim > 0:
             dxa = lax.expand_dims(dxa, tuple(range(ya.ndim - dxa.ndim)))
             dxa = moveaxis(dxa, axis, -1)
     else:
-        ya, xa = _promote(y, x, name="trapezoid", inexact=True)
+        ya, xa = promote_dtypes(y, x, name="trapezoid", inexact=True)
         dxa = diff(xa) if xa.ndim == 1 else moveaxis(diff(xa, axis=axis), axis, -1)
     ya = moveaxis(ya, axis, -1)
     n = ya.shape[-1]
     last = ya.ndim - 1
     if dxa.ndim == 0 or dxa.shape[-1] == 1:
         d = dxa if dxa.ndim == 0 else lax.index_in_dim(dxa, 0, dxa.ndim - 1, keepdims=False)
-        ends = U.add(lax.index_in_dim(ya, 0, last, keepdims=False), lax.index_in_dim(ya, n - 1, last, keepdims=False))
-        return U.multiply(d, U.subtract(_sum(ya, -1), U.multiply(0.5, ends)))
-    pair = U.add(lax.slice_in_dim(ya, 1, n, axis=last), lax.slice_in_dim(ya, 0, max(n - 1, 0), axis=last))
-    return U.multiply(0.5, _sum(U.multiply(dxa, pair), -1))
+        ends = add(lax.index_in_dim(ya, 0, last, keepdims=False), lax.index_in_dim(ya, n - 1, last, keepdims=False))
+        return multiply(d, subtract(_sum(ya, -1), multiply(0.5, ends)))
+    pair = add(lax.slice_in_dim(ya, 1, n, axis=last), lax.slice_in_dim(ya, 0, max(n - 1, 0), axis=last))
+    return multiply(0.5, _sum(multiply(dxa, pair), -1))
 
 
 def geomspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = True, dtype: Any = None,
@@ -253,9 +157,9 @@ def geomspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool =
     dt = to_inexact(result_of(start, stop, name="geomspace")[0]) if dtype is None else canonical_dtype(dtype)
     comp = to_inexact(dt)
     s, e = convert(start, comp), convert(stop, comp)
-    sign = U.sign(s)
-    res = U.multiply(sign, logspace(U.log10(U.true_divide(s, sign)), U.log10(U.true_divide(e, sign)), num,
-                                    endpoint=endpoint, base=10.0, dtype=comp, axis=0))
+    sgn = sign(s)
+    res = multiply(sgn, logspace(log10(true_divide(s, sgn)), log10(true_divide(e, sgn)), num,
+                                 endpoint=endpoint, base=10.0, dtype=comp, axis=0))
     ax = normalize_axis(axis, res.ndim)
     if ax != 0:
         res = lax.transpose(res, (*range(1, ax + 1), 0, *range(ax + 1, res.ndim)))
@@ -266,16 +170,16 @@ def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, bias: boo
         fweights: ArrayLike | None = None, aweights: ArrayLike | None = None, dtype: Any = None) -> Array:
     """Covariance matrix of the variables in the rows (or columns) of ``m`` (and ``y``)."""
     from fcore.numpy.creation import full
-    from fcore.numpy.linalg_ops import dot
+    from fcore.numpy.products import dot
     from fcore.numpy.reductions import average, sum as _sum
     from fcore.numpy.shape_ops import atleast_2d, concatenate, squeeze
 
     if y is not None:
-        ma, ya = _promote(m, y, name="cov", inexact=True)
+        ma, ya = promote_dtypes(m, y, name="cov", inexact=True)
         if ya.ndim > 2:
             raise ValueError("y has more than 2 dimensions")
     else:
-        (ma,) = _promote(m, name="cov", inexact=True)
+        (ma,) = promote_dtypes(m, name="cov", inexact=True)
     if ma.ndim > 2:
         raise ValueError("m has more than 2 dimensions")
     if dtype is not None and not dtypes.is_inexact(np.dtype(dtype)):
@@ -304,15 +208,15 @@ def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, bias: boo
             raise RuntimeError("incompatible numbers of samples and fweights")
         if not dtypes.is_integer(fw.dtype):
             raise TypeError("fweights must be integer.")
-        w = U.absolute(fw)
+        w = absolute(fw)
     if aweights is not None:
         aw = asarray(aweights, "cov")
         if aw.ndim > 1:
             raise RuntimeError("cannot handle multidimensional aweights")
         if aw.shape[0] != X.shape[1]:
             raise RuntimeError("incompatible numbers of samples and aweights")
-        aw = U.absolute(aw)
-        w = aw if w is None else U.multiply(w, aw)
+        aw = absolute(aw)
+        w = aw if w is None else multiply(w, aw)
     if dtype is not None:
         from fcore.numpy._dtypes import canonical_dtype
 
@@ -326,12 +230,12 @@ def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, bias: boo
     elif ddof == 0:
         f = w_sum
     elif aw is None:
-        f = U.subtract(w_sum, ddof)
+        f = subtract(w_sum, ddof)
     else:
-        f = U.subtract(w_sum, U.true_divide(U.multiply(ddof, _sum(U.multiply(w, aw))), w_sum))
-    X = U.subtract(X, lax.expand_dims(avg, (1,)))
-    X_T = X.T if w is None else U.multiply(X, lax.expand_dims(w, (0,))).T
-    return squeeze(U.true_divide(dot(X, U.conjugate(X_T)), f))
+        f = subtract(w_sum, true_divide(multiply(ddof, _sum(multiply(w, aw))), w_sum))
+    X = subtract(X, lax.expand_dims(avg, (1,)))
+    X_T = X.T if w is None else multiply(X, lax.expand_dims(w, (0,))).T
+    return squeeze(true_divide(dot(X, conjugate(X_T)), f))
 
 
 def corrcoef(x: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, dtype: Any = None) -> Array:
@@ -342,65 +246,97 @@ def corrcoef(x: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, dtyp
         raise ValueError(f"corrcoef: dtype must be a subclass of float or complex; got dtype={dtype}")
     c = cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
-        return U.true_divide(c, c)
+        return true_divide(c, c)
     d = diag(c)
-    stddev = convert(U.sqrt(U.real(d)), c.dtype)
-    c = U.true_divide(U.true_divide(c, lax.expand_dims(stddev, (1,))), lax.expand_dims(stddev, (0,)))
-    real_part = U.clip(U.real(c), -1, 1)
+    stddev = convert(sqrt(real(d)), c.dtype)
+    c = true_divide(true_divide(c, lax.expand_dims(stddev, (1,))), lax.expand_dims(stddev, (0,)))
+    real_part = clip(real(c), -1, 1)
     if dtypes.is_complex(c.dtype):
-        return lax.complex(real_part, U.clip(U.imag(c), -1, 1))
+        return lax.complex(real_part, clip(imag(c), -1, 1))
     return real_part
 
 
-def _ndim(x: object) -> int:
-    return x.ndim if isinstance(x, (Array, np.ndarray, np.generic)) else np.ndim(np.asarray(x))
-
-
-def histogram_bin_edges(a: ArrayLike, bins: ArrayLike = 10, range: Sequence[ArrayLike] | None = None,  # noqa: A002
-                        weights: ArrayLike | None = None) -> Array:
-    """The edges of the histogram bins (``bins`` edges given, or a static count)."""
-    from fcore.numpy.creation import array, linspace
-    from fcore.numpy.statistics import ptp
-
-    if isinstance(bins, str):
-        raise NotImplementedError("string values for `bins` not implemented.")
-    arr = asarray(a, "histogram_bin_edges")
-    dt = to_inexact(arr.dtype)
-    if _ndim(bins) == 1:
-        return convert(array(bins), dt)
-    n_bins = operator.index(cast(int, bins))
-    from fcore.numpy.reductions import max as _max, min as _min
-
-    rng = array([_min(arr), _max(arr)] if range is None else list(range), dtype=dt)
-    if rng.shape != (2,):
-        raise ValueError(f"`range` must be either None or a sequence of scalars, got {range}")
-    flat = U.equal(ptp(rng), 0)
-    lo = U.where(flat, U.subtract(rng[0], 0.5), rng[0])
-    hi = U.where(flat, U.add(rng[1], 0.5), rng[1])
-    edges: Array = linspace(lo, hi, n_bins + 1, dtype=dt)
-    return edges
-
-
-def histogram(a: ArrayLike, bins: ArrayLike = 10, range: Sequence[ArrayLike] | None = None,  # noqa: A002
-              weights: ArrayLike | None = None, density: bool | None = None) -> tuple[Array, Array]:
-    """Counts (or summed ``weights``) per bin, and the bin edges."""
-    from fcore.numpy.creation import ones_like, zeros
+def unwrap(p: ArrayLike, discont: ArrayLike | None = None, axis: int = -1, period: ArrayLike = 2 * np.pi) -> Array:
+    """``p`` with jumps larger than ``discont`` unwrapped by multiples of ``period``."""
+    from fcore.numpy._promotion import normalize_axis
     from fcore.numpy.manipulation import diff
-    from fcore.numpy.reductions import sum as _sum
-    from fcore.numpy.sorting import searchsorted
+    from fcore.numpy.reductions import cumsum
+    from fcore.numpy.shape_ops import concatenate
 
-    if weights is None:
-        (arr,) = _promote(a, name="histogram", inexact=True)
-        w = ones_like(arr)
+    dt, weak = result_of(p, period, name="unwrap")
+    arr, per = convert(p, dt, weak), convert(period, dt, weak)
+    if dtypes.is_complex(dt):
+        raise ValueError("jnp.unwrap does not support complex inputs.")
+    ax = normalize_axis(axis, arr.ndim)
+    if arr.shape[ax] == 0:
+        return arr
+    disc: ArrayLike = true_divide(per, 2) if discont is None else discont
+    interval = floor_divide(per, 2) if dtypes.is_integer(dt) else true_divide(per, 2)
+    dd = diff(arr, axis=ax)
+    ddmod = subtract(remainder(add(dd, interval), per), interval)
+    ddmod = where(logical_and(equal(ddmod, negative(interval)), greater(dd, 0)), interval, ddmod)
+    correct = where(less(absolute(dd), disc), 0, subtract(ddmod, dd))
+    n = arr.shape[ax]
+    return concatenate(
+        (lax.slice_in_dim(arr, 0, 1, axis=ax), add(lax.slice_in_dim(arr, 1, n, axis=ax), cumsum(correct, axis=ax))),
+        axis=ax,
+    )
+
+
+def gradient(f: ArrayLike, *varargs: ArrayLike, axis: int | Sequence[int] | None = None,
+             edge_order: int | None = None) -> Array | list[Array]:
+    """The gradient of sampled ``f`` by central differences inside and one-sided differences at
+    the edges, along each of ``axis`` (one array per axis, or the array itself for one axis).
+    ``varargs`` are the sample spacings: one scalar for all axes, or one scalar or 1-D
+    coordinate array per axis."""
+    from fcore.numpy.shape_ops import concatenate
+
+    if edge_order is not None:
+        raise NotImplementedError("The 'edge_order' argument to jnp.gradient is not supported.")
+    a, *spacing = promote_dtypes(f, *varargs, name="gradient", inexact=True)
+
+    def along(a: Array, h: Array, ax: int) -> Array:
+        n = a.shape[ax]
+
+        def sl(x: Array, start: int, stop: int) -> Array:
+            return lax.slice_in_dim(x, start % x.shape[ax] if start < 0 else start, stop if stop >= 0 else x.shape[ax] + stop, axis=ax)
+
+        upper = subtract(sl(a, 1, 2), sl(a, 0, 1))
+        lower = subtract(sl(a, n - 1, n), sl(a, n - 2, n - 1))
+        if h.ndim == 0:
+            inner = true_divide(multiply(subtract(sl(a, 2, n), sl(a, 0, n - 2)), 0.5), h)
+            lower, upper = true_divide(lower, h), true_divide(upper, h)
+        elif h.ndim == 1:
+            if h.shape[0] != n:
+                raise ValueError("Spacing arrays must have the same length as the dimension along which the gradient is calculated.")
+            hs = h.reshape(tuple(n if i == ax else 1 for i in range(a.ndim)))
+            upper = true_divide(upper, subtract(sl(hs, 1, 2), sl(hs, 0, 1)))
+            lower = true_divide(lower, subtract(sl(hs, n - 1, n), sl(hs, n - 2, n - 1)))
+            dx1 = subtract(sl(hs, 1, n - 1), sl(hs, 0, n - 2))
+            dx2 = subtract(sl(hs, 2, n), sl(hs, 1, n - 1))
+            ca = true_divide(negative(dx2), multiply(dx1, add(dx1, dx2)))
+            cb = true_divide(subtract(dx2, dx1), multiply(dx1, dx2))
+            cc = true_divide(dx1, multiply(dx2, add(dx1, dx2)))
+            inner = add(add(multiply(ca, sl(a, 0, n - 2)), multiply(cb, sl(a, 1, n - 1))), multiply(cc, sl(a, 2, n)))
+        else:
+            raise ValueError("Spacing arrays must be 1D arrays or scalars.")
+        return concatenate((upper, inner, lower), axis=ax)
+
+    if axis is None:
+        axes = tuple(range(a.ndim))
     else:
-        if np.shape(a) != np.shape(weights):
-            raise ValueError("weights should have the same shape as a.")
-        arr, w = _promote(a, weights, name="histogram", inexact=True)
-    edges = histogram_bin_edges(arr, bins, range, w)
-    n = edges.shape[0]
-    idx = searchsorted(edges, arr, side="right")
-    idx = U.where(U.equal(arr, edges[-1]), n - 1, idx)
-    counts: Array = zeros(n, w.dtype).at[idx].add(w)[1:]
-    if density:
-        counts = U.true_divide(U.true_divide(counts, diff(edges)), _sum(counts))
-    return counts, edges
+        axes = tuple(normalize_axis(i, a.ndim) for i in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    if not axes:
+        return []
+    if min(a.shape[i] for i in axes) < 2:
+        raise ValueError("Shape of array too small to calculate a numerical gradient, at least 2 elements are required.")
+    if not spacing:
+        dx: list[Array] = [convert(1.0, a.dtype, a.weak_type)] * len(axes)
+    elif len(spacing) == 1:
+        dx = spacing * len(axes)
+    elif len(spacing) == len(axes):
+        dx = spacing
+    else:
+        raise TypeError(f"Invalid number of spacing arguments {len(spacing)} for axis={axis}")
+    grads = [along(a, h, ax) for ax, h in zip(axes, dx)]
+    return grads[0] if len(axes) == 1 else grads

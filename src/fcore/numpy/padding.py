@@ -111,7 +111,7 @@ def _pad_wrap(x: Array, widths: Pairs) -> Array:
 
 
 def _pad_symmetric_or_reflect(x: Array, widths: Pairs, mode: str, reflect_type: str) -> Array:
-    from fcore.numpy.ufuncs import multiply, subtract
+    from fcore.numpy.ufuncs_binary import multiply, subtract
 
     for i in range(x.ndim):
         axis_size = x.shape[i]
@@ -168,7 +168,7 @@ def _pad_linear_ramp(x: Array, widths: Pairs, end_values: Pairs) -> Array:
 
 
 def _pad_stats(x: Array, widths: Pairs, stat_length: Pairs | None, stat: StatFunc) -> Array:
-    from fcore.numpy.ufuncs import round as _round
+    from fcore.numpy.ufuncs_unary import round as _round
 
     for i in range(x.ndim):
         if stat_length is None:

@@ -22,7 +22,7 @@ from fcore.ir.dtypes import DType
 from fcore.lax import ArrayLike
 from fcore.numpy._dtypes import canonical_dtype
 from fcore.numpy._promotion import Axis, asarray, broadcast_to, convert, normalize_axes, normalize_axis, to_inexact
-from fcore.numpy.ufuncs import where as _where
+from fcore.numpy.ufuncs_logic import where as _where
 
 ReduceLax = Callable[[ArrayLike, tuple[int, ...]], Array]
 
@@ -268,6 +268,9 @@ def mean(
     return lax.convert_element_type(lax.div(total, normalizer), result_dtype)
 
 
+_mean = mean  # var's ``mean`` parameter shadows the function
+
+
 def _var_promote_types(a_dtype: DType, dtype: DType | None) -> tuple[DType, DType]:
     if dtype is not None:
         if not dtypes.is_complex(dtype) and dtypes.is_complex(a_dtype):
@@ -294,9 +297,11 @@ def var(
     keepdims: bool = False,
     *,
     where: ArrayLike | None = None,
+    mean: ArrayLike | None = None,
     correction: int | float | None = None,
 ) -> Array:
-    """Variance with ``ddof`` delta degrees of freedom (``jnp.var``)."""
+    """Variance with ``ddof`` delta degrees of freedom (``jnp.var``); a given ``mean`` (shaped
+    as with ``keepdims=True``) is used instead of recomputing it."""
     _no_out(out, "var")
     if correction is None:
         correction = ddof
@@ -306,7 +311,10 @@ def var(
     w = _check_where("var", where)
     comp, out_dtype = _var_promote_types(x.dtype, None if dtype is None else canonical_dtype(dtype))
     x = lax.convert_element_type(x, comp)
-    a_mean = mean(x, axis, dtype=comp, keepdims=True, where=w)
+    if mean is None:
+        a_mean = _mean(x, axis, dtype=comp, keepdims=True, where=w)
+    else:
+        a_mean = lax.convert_element_type(asarray(mean, "var"), comp)
     centered = lax.sub(x, broadcast_to(a_mean, x.shape))
     if dtypes.is_complex(comp):
         centered = lax.real(lax.mul(centered, lax.conj(centered)))
@@ -342,13 +350,14 @@ def std(
     keepdims: bool = False,
     *,
     where: ArrayLike | None = None,
+    mean: ArrayLike | None = None,
     correction: int | float | None = None,
 ) -> Array:
     """Standard deviation (``sqrt(var)``)."""
     _no_out(out, "std")
     if dtype is not None and not dtypes.is_inexact(canonical_dtype(dtype)):
         raise ValueError(f"dtype argument to jnp.std must be inexact; got {dtype}")
-    return lax.sqrt(var(a, axis, dtype, None, ddof, keepdims, where=where, correction=correction))
+    return lax.sqrt(var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean, correction=correction))
 
 
 def _arg(name: str, fn: Callable[[ArrayLike, int, Any], Array], a: ArrayLike, axis: int | None, keepdims: bool) -> Array:
@@ -476,7 +485,8 @@ def count_nonzero(a: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Ar
 
 def isclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Array:
     """``|a - b| <= atol + rtol * |b|`` elementwise (infinities equal themselves)."""
-    from fcore.numpy import ufuncs
+    from fcore.numpy import ufuncs_binary
+    from fcore.numpy import ufuncs_logic
     from fcore.numpy._promotion import promote_n, result_of
 
     dt, weak = result_of(a, b, name="isclose")
@@ -484,11 +494,11 @@ def isclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08
     rdt = np.dtype(np.real(np.zeros((), x.dtype)).dtype)
     rt = convert(rtol, rdt)
     at = convert(atol, rdt)
-    both_nan = ufuncs.logical_and(ufuncs.isnan(x), ufuncs.isnan(y))
-    check_fin = ufuncs.isfinite(y)
+    both_nan = ufuncs_logic.logical_and(ufuncs_logic.isnan(x), ufuncs_logic.isnan(y))
+    check_fin = ufuncs_logic.isfinite(y)
     in_range = lax.le(lax.abs(lax.sub(x, y)), lax.add(at, lax.mul(rt, lax.abs(y))))
-    out = ufuncs.logical_or(lax.eq(x, y), ufuncs.logical_and(check_fin, in_range))
-    return ufuncs.logical_or(out, both_nan) if equal_nan else out
+    out = ufuncs_logic.logical_or(lax.eq(x, y), ufuncs_logic.logical_and(check_fin, in_range))
+    return ufuncs_logic.logical_or(out, both_nan) if equal_nan else out
 
 
 def allclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Array:
@@ -498,20 +508,22 @@ def allclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-0
 
 def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: bool = False) -> Array:
     """Whether both arrays have one shape and equal elements (a bool array, as jnp)."""
-    from fcore.numpy import ufuncs
+    from fcore.numpy import ufuncs_binary
+    from fcore.numpy import ufuncs_logic
 
     x, y = asarray(a1, "array_equal", 0), asarray(a2, "array_equal", 1)
     if x.shape != y.shape:
         return ArrayImpl(np.asarray(False), False)
-    eq = ufuncs.equal(x, y)
+    eq = ufuncs_logic.equal(x, y)
     if equal_nan:
-        eq = ufuncs.logical_or(eq, ufuncs.logical_and(ufuncs.isnan(x), ufuncs.isnan(y)))
+        eq = ufuncs_logic.logical_or(eq, ufuncs_logic.logical_and(ufuncs_logic.isnan(x), ufuncs_logic.isnan(y)))
     return all(eq)
 
 
 def average(a: ArrayLike, axis: Axis = None, weights: ArrayLike | None = None, returned: bool = False, keepdims: bool = False) -> Any:
     """Weighted mean along ``axis`` (the plain mean without ``weights``)."""
-    from fcore.numpy import ufuncs
+    from fcore.numpy import ufuncs_binary
+    from fcore.numpy import ufuncs_logic
     from fcore.numpy._promotion import result_of
 
     if weights is None:
@@ -529,5 +541,19 @@ def average(a: ArrayLike, axis: Axis = None, weights: ArrayLike | None = None, r
         ax = normalize_axis(axis, x.ndim)
         w = lax.broadcast_in_dim(w, x.shape, (ax,))
     total_w = sum(w, axis=axis, keepdims=keepdims)
-    avg = ufuncs.true_divide(sum(ufuncs.multiply(x, w), axis=axis, keepdims=keepdims), total_w)
+    avg = ufuncs_binary.true_divide(sum(ufuncs_binary.multiply(x, w), axis=axis, keepdims=keepdims), total_w)
     return (avg, total_w) if returned else avg
+
+
+def array_equiv(a1: ArrayLike, a2: ArrayLike) -> Array:
+    """Whether the arrays are equal after broadcasting (False when they do not broadcast)."""
+    from fcore.numpy.creation import asarray as to_array
+    from fcore.numpy.ufuncs_logic import equal
+
+    x, y = to_array(a1), to_array(a2)
+    try:
+        eq = equal(x, y)
+    except ValueError:
+        return ArrayImpl(np.asarray(False), False)
+    return all(eq)
+

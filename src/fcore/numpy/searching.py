@@ -21,10 +21,6 @@ from fcore.ir import dtypes
 from fcore.lax import ArrayLike
 from fcore.numpy._promotion import asarray, broadcast_shapes, broadcast_to, convert, normalize_axis, result_of
 
-__all__ = [
-    "concrete", "nonzero", "flatnonzero", "argwhere", "bincount", "compress", "extract", "select", "digitize",
-    "isin",
-]
 
 
 def concrete(x: Array, what: str) -> np.ndarray[Any, Any]:
@@ -75,7 +71,7 @@ def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: ArrayLike | tu
         fills = _fill_values(fill_value, arr.ndim)
         count = lax.reduce_sum(lax.convert_element_type(flat_mask, idt), (0,))
         pad = lax.ge(lax.iota(idt, n), lax.broadcast_in_dim(count, (n,), ()))
-        from fcore.numpy.ufuncs import where
+        from fcore.numpy.ufuncs_logic import where
 
         out = [where(pad, f, entry) for f, entry in zip(fills, out)]
     return tuple(out)
@@ -130,7 +126,7 @@ def bincount(x: ArrayLike, weights: ArrayLike | None = None, minlength: int = 0,
         if w.shape != arr.shape:
             raise ValueError("shape of weights must match shape of x.")
     from fcore.numpy.creation import zeros
-    from fcore.numpy.ufuncs import clip
+    from fcore.numpy.ufuncs_binary import clip
 
     counts: Array = zeros(length, w.dtype).at[clip(arr, 0)].add(w, mode="drop")
     return counts
@@ -171,7 +167,7 @@ def compress(condition: ArrayLike, a: ArrayLike, axis: int | None = None, *, siz
         )
     else:
         from fcore.numpy.sorting import argsort
-        from fcore.numpy.ufuncs import where
+        from fcore.numpy.ufuncs_logic import where
 
         mask = lax.broadcast_in_dim(cond, arr.shape, (0,))
         arr = where(mask, arr, convert(fill_value, arr.dtype))
@@ -208,7 +204,8 @@ def select(condlist: Sequence[ArrayLike], choicelist: Sequence[ArrayLike], defau
 def digitize(x: ArrayLike, bins: ArrayLike, right: bool = False, *, method: str | None = None) -> Array:
     """The index of the bin each ``x`` falls in (``bins`` increasing or decreasing)."""
     from fcore.numpy.sorting import searchsorted
-    from fcore.numpy.ufuncs import subtract, where
+    from fcore.numpy.ufuncs_binary import subtract
+    from fcore.numpy.ufuncs_logic import where
 
     xa, b = asarray(x, "digitize"), asarray(bins, "digitize", 1)
     if b.ndim != 1:

@@ -307,7 +307,6 @@ def vstack(tup: Sequence[ArrayLike], dtype: Any = None) -> Array:
     return concatenate([atleast_2d(a) for a in tup], 0, dtype)
 
 
-row_stack = vstack
 
 
 def dstack(tup: Sequence[ArrayLike], dtype: Any = None) -> Array:
@@ -506,3 +505,13 @@ def roll(a: ArrayLike, shift: int | Sequence[int], axis: int | Sequence[int] | N
                 [lax.slice_in_dim(x, n - k, n, axis=ax), lax.slice_in_dim(x, 0, n - k, axis=ax)], ax
             )
     return x
+
+
+def isscalar(element: Any) -> bool:
+    """Whether ``element`` is a scalar: a Python/NumPy scalar or a 0-d array."""
+    if np.isscalar(element):
+        return True
+    if isinstance(element, (np.ndarray, Array)):
+        return element.ndim == 0
+    return False
+

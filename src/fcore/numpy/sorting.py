@@ -18,7 +18,6 @@ from fcore.ir.dtypes import DType
 from fcore.lax import ArrayLike
 from fcore.numpy._promotion import asarray, convert, normalize_axis, result_of
 
-__all__ = ["sort", "argsort", "lexsort", "partition", "argpartition", "sort_complex", "searchsorted"]
 
 
 def _flat_or_axis(x: Array, axis: int | None) -> tuple[Array, int]:

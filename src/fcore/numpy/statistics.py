@@ -16,9 +16,8 @@ from fcore.ir import dtypes
 from fcore.lax import ArrayLike
 from fcore.numpy._promotion import Axis, asarray, convert, normalize_axis, to_inexact
 from fcore.numpy.reductions import any as _any, max as _max, min as _min, sum as _sum
-from fcore.numpy.ufuncs import isnan as _isnan, where as _where
+from fcore.numpy.ufuncs_logic import isnan as _isnan, where as _where
 
-__all__ = ["quantile", "percentile", "median", "nanquantile", "nanpercentile", "nanmedian", "ptp"]
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
 
@@ -173,7 +172,7 @@ def nanquantile(a: ArrayLike, q: ArrayLike, axis: Axis = None, out: None = None,
 
 
 def _percent(q: ArrayLike) -> Array:
-    from fcore.numpy.ufuncs import true_divide
+    from fcore.numpy.ufuncs_binary import true_divide
 
     return true_divide(q, 100.0)
 

@@ -117,7 +117,7 @@ def matmul(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_eleme
 
 def vdot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None) -> Array:
     """Dot product of the flattened arrays, conjugating the first."""
-    from fcore.numpy.ufuncs import conjugate
+    from fcore.numpy.ufuncs_parts import conjugate
 
     x, y = asarray(a, "vdot", 0), asarray(b, "vdot", 1)
     if dtypes.is_complex(x.dtype):
@@ -127,7 +127,7 @@ def vdot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element
 
 def vecdot(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1, precision: Any = None, preferred_element_type: Any = None) -> Array:
     """Conjugate dot product along ``axis`` (batch dimensions broadcast)."""
-    from fcore.numpy.ufuncs import conjugate
+    from fcore.numpy.ufuncs_parts import conjugate
     from fcore.numpy.shape_ops import moveaxis
 
     x, y = asarray(x1, "vecdot", 0), asarray(x2, "vecdot", 1)
@@ -148,7 +148,7 @@ def inner(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_elemen
 
 def outer(a: ArrayLike, b: ArrayLike, out: None = None) -> Array:
     """``ravel(a)[:, None] * ravel(b)[None, :]``."""
-    from fcore.numpy.ufuncs import multiply
+    from fcore.numpy.ufuncs_binary import multiply
 
     if out is not None:
         raise NotImplementedError("The 'out' argument to fnp.outer is not supported.")
@@ -343,3 +343,67 @@ def einsum(subscripts: str, /, *operands: ArrayLike, optimize: Any = None, preci
     if perm != tuple(range(len(perm))):
         x0 = lax.transpose(x0, perm)
     return convert(x0, dt, weak)
+
+
+def matvec(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """Batched matrix-vector products: ``x1[..., n, m] @ x2[..., m]`` with broadcast batch axes."""
+    from fcore.numpy.vectorize import vectorize
+
+    a, b = asarray(x1, "matvec"), asarray(x2, "matvec", 1)
+    out: Array = vectorize(matmul, signature="(n,m),(m)->(n)")(a, b)
+    return out
+
+
+def vecmat(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """Batched vector-matrix products of the conjugated vector: ``conj(x1[..., n]) @ x2[..., n, m]``."""
+    from fcore.numpy.ufuncs_parts import conjugate
+    from fcore.numpy.vectorize import vectorize
+
+    a, b = asarray(x1, "matvec"), asarray(x2, "matvec", 1)
+    out: Array = vectorize(matmul, signature="(n),(n,m)->(m)")(conjugate(a), b)
+    return out
+
+
+def cross(a: ArrayLike, b: ArrayLike, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None) -> Array:
+    """The cross product of 3-vectors (2-vectors count as having a zero third component; two
+    2-vectors give the scalar z component) along the given axes, broadcasting the others."""
+    from fcore.numpy.creation import zeros_like
+    from fcore.numpy.shape_ops import moveaxis, stack
+
+    x, y = asarray(a, "cross"), asarray(b, "cross", 1)
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    x, y = moveaxis(x, axisa, -1), moveaxis(y, axisb, -1)
+    if x.shape[-1] not in (2, 3) or y.shape[-1] not in (2, 3):
+        raise ValueError("Dimension must be either 2 or 3 for cross product")
+    if x.shape[-1] == 2 and y.shape[-1] == 2:
+        return x[..., 0] * y[..., 1] - x[..., 1] * y[..., 0]
+    a0, a1 = x[..., 0], x[..., 1]
+    a2 = x[..., 2] if x.shape[-1] == 3 else zeros_like(a0)
+    b0, b1 = y[..., 0], y[..., 1]
+    b2 = y[..., 2] if y.shape[-1] == 3 else zeros_like(b0)
+    c = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
+    return moveaxis(c, 0, axisc)
+
+
+def einsum_path(subscripts: str, /, *operands: ArrayLike, optimize: bool | str | list[Any] = "auto") -> tuple[list[tuple[int, ...]], str]:
+    """The pairwise contraction order an optimizer picks for ``einsum(subscripts, *operands)``,
+    and a report of its cost, from the operands' shapes. NumPy's ``einsum_path`` computes it:
+    ``"auto"`` is "optimal" for up to four operands and "greedy" beyond (opt_einsum's choice,
+    which ``jnp`` uses), ``True`` is "optimal", ``False`` contracts left to right. ``jnp``'s
+    report is an opt_einsum object; this one is NumPy's text."""
+    if not isinstance(subscripts, str):
+        raise NotImplementedError("fnp.einsum_path supports string subscripts only")
+    if optimize is False:
+        order: list[tuple[int, ...]] = [(0, 1)] * (len(operands) - 1) if len(operands) > 1 else [(0,)]
+        return order, "unoptimized: operands contracted left to right"
+    how: Any = optimize
+    if optimize is True:
+        how = "optimal"
+    elif optimize == "auto":
+        how = "optimal" if len(operands) <= 4 else "greedy"
+    elif isinstance(optimize, list):
+        how = ["einsum_path", *optimize]
+    stand_ins = [np.broadcast_to(np.zeros((), np.float32), np.shape(o)) for o in operands]
+    path, report = np.einsum_path(subscripts, *stand_ins, optimize=how)
+    return [tuple(p) for p in path[1:]], str(report)
