@@ -14,7 +14,7 @@ from fcore.api.vectorize import vmap
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.lax import ArrayLike
-from fcore.scipy.special._util import const, promote_args_inexact
+from fcore.scipy._util import const, promote_args_inexact
 
 __all__ = ["i0", "i0e", "i1", "i1e", "bessel_jn"]
 

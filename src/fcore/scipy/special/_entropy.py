@@ -14,7 +14,7 @@ from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
 from fcore.lax import ArrayLike
 from fcore.numpy._promotion import convert, operand, result_of, to_inexact
-from fcore.scipy.special._util import check_f32_f64, const, inexact, promote_args_inexact
+from fcore.scipy._util import check_f32_f64, const, inexact, promote_args_inexact
 from fcore.nn import log_softmax as _nn_log_softmax, logsumexp as logsumexp, softmax as _nn_softmax
 
 

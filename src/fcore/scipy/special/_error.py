@@ -13,7 +13,7 @@ from fcore.api.custom import custom_jvp
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
 from fcore.lax import ArrayLike
-from fcore.scipy.special._util import check_f32_f64, const, inexact, promote_args_complex, promote_args_inexact
+from fcore.scipy._util import check_f32_f64, const, inexact, promote_args_complex, promote_args_inexact
 
 
 def erf(x: ArrayLike) -> Array:

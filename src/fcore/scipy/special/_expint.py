@@ -16,7 +16,7 @@ from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.lax import ArrayLike
 from fcore.scipy.special._gamma import gammaln
-from fcore.scipy.special._util import check_f32_f64, const, finfo_eps, piecewise, promote_args_inexact, vectorize
+from fcore.scipy._util import check_f32_f64, const, finfo_eps, piecewise, promote_args_inexact, vectorize
 
 __all__ = ["expi", "exp1", "expn", "sici", "spence"]
 

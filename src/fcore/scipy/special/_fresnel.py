@@ -13,7 +13,7 @@ from fcore.api.jit import jit
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.lax import ArrayLike
-from fcore.scipy.special._util import promote_args_inexact
+from fcore.scipy._util import promote_args_inexact
 
 __all__ = ["fresnel"]
 

@@ -15,7 +15,7 @@ from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
 from fcore.lax import ArrayLike
 from fcore.numpy._promotion import convert, operand, result_of, to_inexact
-from fcore.scipy.special._util import check_f32_f64, const, inexact, promote_args_inexact
+from fcore.scipy._util import check_f32_f64, const, inexact, promote_args_inexact
 
 
 def _promote2(x: ArrayLike, y: ArrayLike, name: str) -> tuple[Array, Array]:

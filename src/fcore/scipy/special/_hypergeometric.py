@@ -16,7 +16,7 @@ from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.lax import ArrayLike
 from fcore.scipy.special._gamma import digamma, gamma
-from fcore.scipy.special._util import finfo_eps, promote_args_inexact, vectorize
+from fcore.scipy._util import finfo_eps, promote_args_inexact, vectorize
 
 __all__ = ["hyp1f1", "hyp2f1"]
 

@@ -11,7 +11,7 @@ import fcore.numpy as fnp
 from fcore.api.custom import custom_jvp
 from fcore.interpreters.array import Array
 from fcore.lax import ArrayLike
-from fcore.scipy.special._util import const, promote_args_inexact
+from fcore.scipy._util import const, promote_args_inexact
 
 __all__ = ["owens_t"]
 

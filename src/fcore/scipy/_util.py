@@ -1,4 +1,4 @@
-"""Helpers shared by ``fcore.scipy.special``: JAX's argument promotion (``promote_args_inexact``,
+"""Helpers shared by ``fcore.scipy.special`` and ``fcore.scipy.stats``: JAX's argument promotion (``promote_args_inexact``,
 ``promote_args_complex``), typed constants, and the ``vectorize``/``piecewise`` forms JAX's
 special functions are written with (element-by-element functions under ``vmap``; every
 branch evaluated and the right one selected)."""
@@ -17,9 +17,9 @@ from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
 from fcore.lax import ArrayLike
-from fcore.numpy._promotion import convert, promote_n, result_of, to_inexact
+from fcore.numpy._promotion import convert, promote_n, result_of, to_inexact, to_numeric
 
-__all__ = ["promote_args_inexact", "promote_args_complex", "const", "finfo_eps", "piecewise", "vectorize",
+__all__ = ["promote_args_inexact", "promote_args_complex", "promote_args_numeric", "promote_dtypes_inexact", "inexact", "const", "finfo_eps", "piecewise", "vectorize",
            "check_f32_f64"]
 
 
@@ -27,6 +27,18 @@ def promote_args_inexact(name: str, *args: ArrayLike) -> list[Array]:
     """The operands in their common inexact dtype, broadcast together (JAX's helper)."""
     dt, weak = result_of(*args, name=name)
     return promote_n(name, *args, dt=to_inexact(dt), weak=weak)
+
+
+def promote_dtypes_inexact(*args: ArrayLike) -> list[Array]:
+    """The operands in their common inexact dtype, shapes untouched."""
+    dt, weak = result_of(*args, name="promote_dtypes_inexact")
+    return [convert(a, to_inexact(dt), weak) for a in args]
+
+
+def promote_args_numeric(name: str, *args: ArrayLike) -> list[Array]:
+    """The operands in their common numeric dtype (bool becomes int32), broadcast together."""
+    dt, weak = result_of(*args, name=name)
+    return promote_n(name, *args, dt=to_numeric(dt), weak=weak)
 
 
 def promote_args_complex(name: str, *args: ArrayLike) -> list[Array]:
