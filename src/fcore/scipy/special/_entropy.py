@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -10,11 +9,11 @@ import numpy as np
 from fcore import lax
 import fcore.numpy as fnp
 from fcore.api.custom import custom_jvp
-from fcore.interpreters.array import Array, ArrayImpl
+from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.lax import ArrayLike
-from fcore.numpy._promotion import convert, operand, result_of, to_inexact
-from fcore.scipy._util import check_f32_f64, const, inexact, promote_args_inexact
+from fcore.numpy._promotion import convert
+from fcore.scipy._util import const, inexact, promote_args_inexact
 from fcore.nn import log_softmax as _nn_log_softmax, logsumexp as logsumexp, softmax as _nn_softmax
 
 

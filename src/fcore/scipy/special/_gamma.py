@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any
 
 import numpy as np
 
 from fcore import lax
 import fcore.numpy as fnp
 from fcore.api.custom import custom_jvp
-from fcore.interpreters.array import Array, ArrayImpl
+from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.lax import ArrayLike
 from fcore.numpy._promotion import convert, operand, result_of, to_inexact
-from fcore.scipy._util import check_f32_f64, const, inexact, promote_args_inexact
+from fcore.scipy._util import const, inexact, promote_args_inexact
 
 
 def _promote2(x: ArrayLike, y: ArrayLike, name: str) -> tuple[Array, Array]:

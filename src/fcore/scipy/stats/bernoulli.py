@@ -26,7 +26,7 @@ def logpmf(k: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Array:
     x = lax.sub(k, loc)
     log_probs = xlogy(x, p) + xlog1py(lax.sub(one, x), -p)
     return fnp.where(fnp.logical_or(lax.lt(x, zero), lax.gt(x, one)),
-                                    -np.inf, log_probs)
+                    -np.inf, log_probs)
 
 
 def pmf(k: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Array:
@@ -39,11 +39,11 @@ def cdf(k: ArrayLike, p: ArrayLike) -> Array:
     k, p = promote_args_inexact('bernoulli.cdf', k, p)
     zero, one = const(k, 0), const(k, 1)
     conds = [
-        fnp.isnan(k) | fnp.isnan(p) | (p < zero) | (p > one),
-        lax.lt(k, zero),
-        fnp.logical_and(lax.ge(k, zero), lax.lt(k, one)),
-        lax.ge(k, one)
-        ]
+      fnp.isnan(k) | fnp.isnan(p) | (p < zero) | (p > one),
+      lax.lt(k, zero),
+      fnp.logical_and(lax.ge(k, zero), lax.lt(k, one)),
+      lax.ge(k, one)
+      ]
     vals: list[ArrayLike] = [fnp.nan, zero, one - p, one]
     return fnp.select(conds, vals)
 
@@ -53,7 +53,7 @@ def ppf(q: ArrayLike, p: ArrayLike) -> Array:
     q, p = promote_args_inexact('bernoulli.ppf', q, p)
     zero, one = const(q, 0), const(q, 1)
     return fnp.where(
-        fnp.isnan(q) | fnp.isnan(p) | (p < zero) | (p > one) | (q < zero) | (q > one),
-        fnp.nan,
-        fnp.where(lax.le(q, one - p), zero, one)
+      fnp.isnan(q) | fnp.isnan(p) | (p < zero) | (p > one) | (q < zero) | (q > one),
+      fnp.nan,
+      fnp.where(lax.le(q, one - p), zero, one)
     )

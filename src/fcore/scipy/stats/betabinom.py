@@ -21,7 +21,7 @@ def __dir__() -> list[str]:
 
 @jit
 def logpmf(k: ArrayLike, n: ArrayLike, a: ArrayLike, b: ArrayLike,
-                      loc: ArrayLike = 0) -> Array:
+           loc: ArrayLike = 0) -> Array:
     """Beta-binomial log probability mass function."""
     k, n, a, b, loc = promote_args_inexact("betabinom.logpmf", k, n, a, b, loc)
     y = lax.sub(lax.floor(k), loc)
@@ -32,13 +32,13 @@ def logpmf(k: ArrayLike, n: ArrayLike, a: ArrayLike, b: ArrayLike,
     log_probs = lax.add(combiln, beta_lns)
     log_probs = fnp.where(fnp.logical_and(lax.eq(y, zero), lax.eq(n, zero)), 0., log_probs)
     y_cond = fnp.logical_or(fnp.logical_or(lax.lt(y, lax.neg(loc)), lax.gt(y, n)),
-                                                    lax.le(lax.add(y, a), zero))
+                            lax.le(lax.add(y, a), zero))
     log_probs = fnp.where(y_cond, -np.inf, log_probs)
     n_a_b_cond = fnp.logical_or(fnp.logical_or(lax.lt(n, zero), lax.le(a, zero)), lax.le(b, zero))
     return fnp.where(n_a_b_cond, np.nan, log_probs)
 
 
 def pmf(k: ArrayLike, n: ArrayLike, a: ArrayLike, b: ArrayLike,
-                loc: ArrayLike = 0) -> Array:
+        loc: ArrayLike = 0) -> Array:
     """Beta-binomial probability mass function."""
     return lax.exp(logpmf(k, n, a, b, loc))

@@ -24,13 +24,13 @@ def logpmf(k: ArrayLike, n: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Arra
     y = lax.sub(k, loc)
     zero = const(y, 0)
     comb_term = lax.sub(
-            gammaln(n + 1),
-            lax.add(gammaln(y + 1), gammaln(n - y + 1))
+        gammaln(n + 1),
+        lax.add(gammaln(y + 1), gammaln(n - y + 1))
     )
     log_linear_term = lax.add(xlogy(y, p), xlog1py(lax.sub(n, y), lax.neg(p)))
     log_probs = lax.add(comb_term, log_linear_term)
     y_n_cond = fnp.logical_or(fnp.logical_and(lax.eq(y, zero), lax.eq(n, zero)),
-                                                        lax.eq(log_linear_term, zero))
+                              lax.eq(log_linear_term, zero))
     log_probs = fnp.where(y_n_cond, 0., log_probs)
     return fnp.where(lax.ge(k, loc) & lax.lt(k, loc + n + 1), log_probs, -np.inf)
 

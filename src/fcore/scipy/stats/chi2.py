@@ -44,15 +44,15 @@ def cdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -
     x, df, loc, scale = promote_args_inexact("chi2.cdf", x, df, loc, scale)
     two = const(scale, 2)
     return gammainc(
-        lax.div(df, two),
-        lax.clamp(
-            const(x, 0),
-            lax.div(
-                lax.sub(x, loc),
-                lax.mul(scale, two),
-            ),
-            const(x, np.inf),
+      lax.div(df, two),
+      lax.clamp(
+        const(x, 0),
+        lax.div(
+          lax.sub(x, loc),
+          lax.mul(scale, two),
         ),
+        const(x, np.inf),
+      ),
     )
 
 
@@ -66,15 +66,15 @@ def sf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) ->
     x, df, loc, scale = promote_args_inexact("chi2.sf", x, df, loc, scale)
     two = const(scale, 2)
     return gammaincc(
-        lax.div(df, two),
-        lax.clamp(
-            const(x, 0),
-            lax.div(
-                lax.sub(x, loc),
-                lax.mul(scale, two),
-            ),
-            const(x, np.inf),
+      lax.div(df, two),
+      lax.clamp(
+        const(x, 0),
+        lax.div(
+          lax.sub(x, loc),
+          lax.mul(scale, two),
         ),
+        const(x, np.inf),
+      ),
     )
 
 

@@ -30,12 +30,12 @@ def logpdf(x: ArrayLike, alpha: ArrayLike) -> Array:
 def _logpdf(x: Array, alpha: Array) -> Array:
     if alpha.ndim != 1:
         raise ValueError(
-            f"`alpha` must be one-dimensional; got alpha.shape={alpha.shape}"
+          f"`alpha` must be one-dimensional; got alpha.shape={alpha.shape}"
         )
     if x.shape[0] not in (alpha.shape[0], alpha.shape[0] - 1):
         raise ValueError(
-            "`x` must have either the same number of entries as `alpha` "
-            f"or one entry fewer; got x.shape={x.shape}, alpha.shape={alpha.shape}"
+          "`x` must have either the same number of entries as `alpha` "
+          f"or one entry fewer; got x.shape={x.shape}, alpha.shape={alpha.shape}"
         )
     one = const(x, 1)
     if x.shape[0] != alpha.shape[0]:

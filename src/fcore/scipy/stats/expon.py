@@ -8,7 +8,7 @@ from fcore import lax
 import fcore.numpy as fnp
 from fcore.interpreters.array import Array
 from fcore.lax import ArrayLike
-from fcore.scipy._util import const, promote_args_inexact
+from fcore.scipy._util import promote_args_inexact
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
@@ -36,9 +36,9 @@ def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     x, loc, scale = promote_args_inexact("expon.cdf", x, loc, scale)
     neg_scaled_x = lax.div(lax.sub(loc, x), scale)
     return fnp.where(
-        lax.lt(x, loc),
-        fnp.zeros_like(neg_scaled_x),
-        lax.neg(lax.expm1(neg_scaled_x)),
+      lax.lt(x, loc),
+      fnp.zeros_like(neg_scaled_x),
+      lax.neg(lax.expm1(neg_scaled_x)),
     )
 
 
@@ -63,7 +63,7 @@ def ppf(q: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Exponential percent point function."""
     q, loc, scale = promote_args_inexact("expon.ppf", q, loc, scale)
     return fnp.where(
-        fnp.isnan(q) | (q < 0) | (q > 1),
-        np.nan,
-        lax.sub(loc, lax.mul(scale, lax.log1p(lax.neg(q)))),
+      fnp.isnan(q) | (q < 0) | (q > 1),
+      np.nan,
+      lax.sub(loc, lax.mul(scale, lax.log1p(lax.neg(q)))),
     )

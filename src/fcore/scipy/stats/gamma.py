@@ -39,12 +39,12 @@ def cdf(x: ArrayLike, a: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) ->
     """Gamma cumulative distribution function."""
     x, a, loc, scale = promote_args_inexact("gamma.cdf", x, a, loc, scale)
     return gammainc(
-        a,
-        lax.clamp(
-            const(x, 0),
-            lax.div(lax.sub(x, loc), scale),
-            const(x, np.inf),
-        )
+      a,
+      lax.clamp(
+        const(x, 0),
+        lax.div(lax.sub(x, loc), scale),
+        const(x, np.inf),
+      )
     )
 
 

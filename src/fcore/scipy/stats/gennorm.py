@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from fcore import lax
-import fcore.numpy as fnp
 from fcore.interpreters.array import Array
 from fcore.lax import ArrayLike
-from fcore.scipy._util import const, promote_args_inexact
+from fcore.scipy._util import promote_args_inexact
 
 __all__ = ["cdf", "logpdf", "pdf"]
 

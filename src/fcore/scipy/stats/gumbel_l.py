@@ -19,8 +19,8 @@ def __dir__() -> list[str]:
 
 
 def logpdf(x: ArrayLike,
-                      loc: ArrayLike = 0,
-                      scale: ArrayLike = 1) -> Array:
+           loc: ArrayLike = 0,
+           scale: ArrayLike = 1) -> Array:
     """Gumbel Distribution (Left Skewed) log probability distribution function."""
 
     x, loc, scale = promote_args_inexact("gumbel_l.logpdf", x, loc, scale)
@@ -39,8 +39,8 @@ def pdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 
 def logcdf(x: ArrayLike,
-                      loc: ArrayLike = 0,
-                      scale: ArrayLike = 1) -> Array:
+           loc: ArrayLike = 0,
+           scale: ArrayLike = 1) -> Array:
     """Gumbel Distribution (Left Skewed) log cumulative density function."""
     x, loc, scale = promote_args_inexact("gumbel_l.logcdf", x, loc, scale)
     ok = lax.gt(scale, const(scale, 0))
@@ -62,7 +62,7 @@ def ppf(p: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Gumbel Distribution (Left Skewed) percent point function (inverse of CDF)"""
     p, loc, scale = promote_args_inexact("gumbel_l.ppf", p, loc, scale)
     ok = lax.bitwise_and(lax.gt(p, const(p, 0)),
-                                              lax.lt(p, const(p, 1)))
+                         lax.lt(p, const(p, 1)))
     # quantile = loc + (scale)*log(-log(1 - p))
     t1 = xlog1py(-1, lax.neg(p))
     # xlogp failed here too, that's why log is used

@@ -20,8 +20,8 @@ def __dir__() -> list[str]:
 
 
 def logpdf(x: ArrayLike,
-                      loc: ArrayLike = 0,
-                      scale: ArrayLike = 1) -> Array:
+           loc: ArrayLike = 0,
+           scale: ArrayLike = 1) -> Array:
     """Gumbel Distribution (Right Skewed) log probability distribution function."""
 
     x, loc, scale = promote_args_inexact("gumbel_r.logpdf", x, loc, scale)
@@ -40,8 +40,8 @@ def pdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 
 def logcdf(x: ArrayLike,
-                      loc: ArrayLike = 0,
-                      scale: ArrayLike = 1) -> Array:
+           loc: ArrayLike = 0,
+           scale: ArrayLike = 1) -> Array:
     """Gumbel Distribution (Right Skewed) log cumulative density function."""
     x, loc, scale = promote_args_inexact("gumbel_r.logcdf", x, loc, scale)
     ok = lax.gt(scale, const(scale, 0))
@@ -61,7 +61,7 @@ def ppf(p: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     p, loc, scale = promote_args_inexact("gumbel_r.ppf", p, loc, scale)
     # 0 < p < 1
     ok = lax.bitwise_and(lax.gt(p, const(p, 0)),
-                                              lax.lt(p, const(p, 1)))
+                         lax.lt(p, const(p, 1)))
 
     # quantile = loc - (scale)*log(-log(p))
     t1 = xlogy(-1, p)

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from fcore import lax
-import fcore.numpy as fnp
 from fcore.interpreters.array import Array
 from fcore.lax import ArrayLike
 from fcore.scipy._util import const, promote_args_inexact
@@ -38,5 +35,5 @@ def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     zero = const(x, 0)
     diff = lax.div(lax.sub(x, loc), scale)
     return lax.select(lax.le(diff, zero),
-                                        lax.mul(half, lax.exp(diff)),
-                                        lax.sub(one, lax.mul(half, lax.exp(lax.neg(diff)))))
+                      lax.mul(half, lax.exp(diff)),
+                      lax.sub(one, lax.mul(half, lax.exp(lax.neg(diff)))))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from fcore import lax
 import fcore.numpy as fnp
 from fcore.interpreters.array import Array

@@ -24,7 +24,7 @@ def logpmf(k: ArrayLike, n: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Arra
     one = const(k, 1)
     y = lax.sub(k, loc)
     comb_term = lax.sub(
-        lax.sub(gammaln(lax.add(y, n)), gammaln(n)), gammaln(lax.add(y, one))
+      lax.sub(gammaln(lax.add(y, n)), gammaln(n)), gammaln(lax.add(y, one))
     )
     log_linear_term = lax.add(xlogy(n, p), xlogy(y, lax.sub(one, p)))
     log_probs = lax.add(comb_term, log_linear_term)

@@ -18,7 +18,7 @@ def __dir__() -> list[str]:
 
 
 def logpdf(
-    x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
+  x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
 ) -> Array:
     """Pareto log probability distribution function."""
     x, b, loc, scale = promote_args_inexact("pareto.logpdf", x, b, loc, scale)
@@ -26,20 +26,20 @@ def logpdf(
     scaled_x = lax.div(lax.sub(x, loc), scale)
     normalize_term = lax.log(lax.div(scale, b))
     log_probs = lax.neg(
-        lax.add(normalize_term, lax.mul(lax.add(b, one), lax.log(scaled_x)))
+      lax.add(normalize_term, lax.mul(lax.add(b, one), lax.log(scaled_x)))
     )
     return fnp.where(lax.lt(x, lax.add(loc, scale)), -np.inf, log_probs)
 
 
 def pdf(
-    x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
+  x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
 ) -> Array:
     """Pareto probability distribution function."""
     return lax.exp(logpdf(x, b, loc, scale))
 
 
 def cdf(
-    x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
+  x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
 ) -> Array:
     """Pareto cumulative distribution function."""
     x, b, loc, scale = promote_args_inexact("pareto.cdf", x, b, loc, scale)
@@ -51,7 +51,7 @@ def cdf(
 
 
 def logcdf(
-    x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
+  x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
 ) -> Array:
     """Pareto log cumulative distribution function."""
     x, b, loc, scale = promote_args_inexact("pareto.logcdf", x, b, loc, scale)
@@ -61,7 +61,7 @@ def logcdf(
 
 
 def logsf(
-    x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
+  x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
 ) -> Array:
     """Pareto log survival function."""
     x, b, loc, scale = promote_args_inexact("pareto.logsf", x, b, loc, scale)
@@ -72,19 +72,19 @@ def logsf(
 
 
 def sf(
-    x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
+  x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
 ) -> Array:
     """Pareto survival function."""
     return lax.exp(logsf(x, b, loc, scale))
 
 
 def ppf(
-    q: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
+  q: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
 ) -> Array:
     """Pareto percent point function (inverse CDF)."""
     q, b, loc, scale = promote_args_inexact("pareto.ppf", q, b, loc, scale)
     one = const(q, 1)
     ppf_val = lax.add(
-        loc, lax.mul(scale, lax.pow(lax.sub(one, q), lax.neg(lax.div(one, b))))
+      loc, lax.mul(scale, lax.pow(lax.sub(one, q), lax.neg(lax.div(one, b))))
     )
     return fnp.where(fnp.isnan(q) | (q < 0) | (q > 1), np.nan, ppf_val)

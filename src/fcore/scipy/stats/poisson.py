@@ -26,7 +26,7 @@ def logpmf(k: ArrayLike, mu: ArrayLike, loc: ArrayLike = 0) -> Array:
     x = lax.sub(k, loc)
     log_probs = xlogy(x, mu) - gammaln(x + 1) - mu
     return fnp.where(fnp.logical_or(lax.lt(x, zero),
-                                                                    lax.ne(fnp.round(k), k)), -np.inf, log_probs)
+                                    lax.ne(fnp.round(k), k)), -np.inf, log_probs)
 
 
 def pmf(k: ArrayLike, mu: ArrayLike, loc: ArrayLike = 0) -> Array:
@@ -51,8 +51,8 @@ def entropy(mu: ArrayLike, loc: ArrayLike = 0) -> Array:
     #Note: loc does not affect the entropy - translation invariant
     #it has only been taken to maintain compatibility with scipy api
     result_shape = fnp.broadcast_shapes(
-        promoted_mu.shape,
-        promoted_loc.shape
+      promoted_mu.shape,
+      promoted_loc.shape
     )
 
     mu_flat = fnp.ravel(promoted_mu)
@@ -61,17 +61,17 @@ def entropy(mu: ArrayLike, loc: ArrayLike = 0) -> Array:
 
     # Choose the computation regime based on mu value
     result = fnp.where(
-        mu_flat == 0,
-        zero_result,
+      mu_flat == 0,
+      zero_result,
+      fnp.where(
+        mu_flat < 10,
+        _entropy_small_mu(mu_flat),
         fnp.where(
-            mu_flat < 10,
-            _entropy_small_mu(mu_flat),
-            fnp.where(
-                mu_flat < 100,
-                _entropy_medium_mu(mu_flat),
-                _entropy_large_mu(mu_flat)
-            )
+          mu_flat < 100,
+          _entropy_medium_mu(mu_flat),
+          _entropy_large_mu(mu_flat)
         )
+      )
     )
 
     result_mu_shape = fnp.reshape(result, promoted_mu.shape)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from fcore import lax
-import fcore.numpy as fnp
 from fcore.interpreters.array import Array
 from fcore.lax import ArrayLike
 from fcore.scipy._util import const, promote_args_inexact
@@ -27,7 +26,7 @@ def logpdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
     normalize_term_const = lax.mul(lax.mul(scale, scale), const(x, np.pi))
     normalize_term_tmp = lax.div(lax.log(lax.mul(normalize_term_const, df)), two)
     normalize_term = lax.sub(lax.add(lax.lgamma(df_over_two), normalize_term_tmp),
-                                                      lax.lgamma(df_plus_one_over_two))
+                             lax.lgamma(df_plus_one_over_two))
     quadratic = lax.div(lax.mul(scaled_x, scaled_x), df)
     return lax.neg(lax.add(normalize_term, lax.mul(df_plus_one_over_two, lax.log1p(quadratic))))
 

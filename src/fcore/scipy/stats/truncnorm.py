@@ -11,7 +11,7 @@ from fcore.api.jit import jit
 from fcore.lax import ArrayLike
 from fcore.scipy.stats import norm
 from fcore.scipy.special import log_ndtr, logsumexp, ndtr
-from fcore.scipy._util import const, promote_args_inexact
+from fcore.scipy._util import promote_args_inexact
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
@@ -95,9 +95,9 @@ def logcdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: 
     log_cdf = _log_gauss_mass(a, x) - lgm_ab
     log_sf = _log_gauss_mass(x, b) - lgm_ab
     log_cdf = fnp.select(
-        # third condition: avoid catastrophic cancellation (from scipy)
-        [x >= b, x <= a, log_cdf > -0.1, x > a],
-        [0, -np.inf, fnp.log1p(-fnp.exp(log_sf)), log_cdf]
+      # third condition: avoid catastrophic cancellation (from scipy)
+      [x >= b, x <= a, log_cdf > -0.1, x > a],
+      [0, -np.inf, fnp.log1p(-fnp.exp(log_sf)), log_cdf]
     )
     return fnp.where(a >= b, np.nan, log_cdf)
 

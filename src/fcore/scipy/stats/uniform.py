@@ -8,7 +8,7 @@ from fcore import lax
 import fcore.numpy as fnp
 from fcore.interpreters.array import Array
 from fcore.lax import ArrayLike
-from fcore.scipy._util import const, promote_args_inexact
+from fcore.scipy._util import promote_args_inexact
 
 __all__ = ["cdf", "logpdf", "pdf", "ppf"]
 
@@ -22,8 +22,8 @@ def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     x, loc, scale = promote_args_inexact("uniform.logpdf", x, loc, scale)
     log_probs = lax.neg(lax.log(scale))
     return fnp.where(fnp.logical_or(lax.gt(x, lax.add(loc, scale)),
-                                                                    lax.lt(x, loc)),
-                                      -np.inf, log_probs)
+                                    lax.lt(x, loc)),
+                     -np.inf, log_probs)
 
 
 def pdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
@@ -45,7 +45,7 @@ def ppf(q: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Uniform distribution percent point function."""
     q, loc, scale = promote_args_inexact("uniform.ppf", q, loc, scale)
     return fnp.where(
-        fnp.isnan(q) | (q < 0) | (q > 1),
-        np.nan,
-        lax.add(loc, lax.mul(scale, q))
+      fnp.isnan(q) | (q < 0) | (q > 1),
+      np.nan,
+      lax.add(loc, lax.mul(scale, q))
     )

@@ -21,13 +21,13 @@ def logpdf(x: ArrayLike, c: ArrayLike) -> Array:
     """Wrapped Cauchy log probability distribution function."""
     x, c = promote_args_inexact('wrapcauchy.logpdf', x, c)
     return fnp.where(
-        lax.gt(c, const(c, 0)) & lax.lt(c, const(c, 1)),
-        fnp.where(
-            lax.ge(x, const(x, 0)) & lax.le(x, const(x, np.pi * 2)),
-            fnp.log(1 - c * c) - fnp.log(2 * np.pi) - fnp.log(1 + c * c - 2 * c * fnp.cos(x)),
-            -np.inf,
-        ),
-        np.nan,
+      lax.gt(c, const(c, 0)) & lax.lt(c, const(c, 1)),
+      fnp.where(
+        lax.ge(x, const(x, 0)) & lax.le(x, const(x, np.pi * 2)),
+        fnp.log(1 - c * c) - fnp.log(2 * np.pi) - fnp.log(1 + c * c - 2 * c * fnp.cos(x)),
+        -np.inf,
+      ),
+      np.nan,
     )
 
 
