@@ -172,5 +172,5 @@ def test_bessel_derivatives_and_batching(name: str) -> None:
 
 def test_primitive_objects_are_exported() -> None:
     for name in ("igamma_p", "igammac_p", "igamma_grad_a_p", "regularized_incomplete_beta_p", "bessel_i0e_p",
-                 "bessel_i1e_p"):
+                 "bessel_i1e_p", "digamma_p", "erf_inv_p", "erfc_p", "lgamma_p", "polygamma_p", "zeta_p"):
         assert getattr(lax, name).name == getattr(jlax, name).name

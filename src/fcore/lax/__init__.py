@@ -73,3 +73,7 @@ from fcore.lax.betainc import betainc as betainc, regularized_incomplete_beta_p 
 from fcore.lax.bessel import (
     bessel_i0e as bessel_i0e, bessel_i0e_p as bessel_i0e_p, bessel_i1e as bessel_i1e, bessel_i1e_p as bessel_i1e_p,
 )
+from fcore.lax.special import (
+    digamma_p as digamma_p, erf_inv_p as erf_inv_p, erfc_p as erfc_p, lgamma_p as lgamma_p, polygamma_p as polygamma_p,
+    zeta_p as zeta_p,
+)

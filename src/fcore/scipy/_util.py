@@ -101,7 +101,7 @@ def piecewise(x: Array, condlist: Sequence[ArrayLike], funclist: Sequence[Any], 
         raise ValueError(f"with {nc} condition(s), either {nc} or {nc + 1} functions are expected; got {nf}")
     conds = fnp.stack([fnp.broadcast_to(fnp.asarray(c, dtype=bool), x.shape) for c in condlist])
     counts = fnp.cumsum(fnp.concatenate([fnp.zeros_like(conds[:1]), conds], axis=0), axis=0)
-    index = fnp.argmax(counts, axis=0)
+    index = fnp.argmax(counts, axis=0).astype(np.int32)
     dt = x.dtype
     values = [fnp.broadcast_to(f(x, *args, **kw).astype(dt), x.shape) if callable(f)
               else fnp.full(x.shape, fnp.asarray(f, dtype=dt)) for f in funcs]

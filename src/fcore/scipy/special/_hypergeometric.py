@@ -81,7 +81,7 @@ def _hyp1f1_scalar(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Array:
         raise ValueError("hyp1f1 does not support complex-valued inputs.")
     result = lax.cond(lax.abs(x_) < 100, _hyp1f1_serie, _hyp1f1_asymptotic, a_, b_, x_)
     index = (a_ == 0) * 1 + ((a_ == b_) & (a_ != 0)) * 2 + ((b_ == 0) & (a_ != 0)) * 3
-    return lax.select_n(index, result, fnp.array(1, dtype=x_.dtype), fnp.exp(x_), fnp.array(np.inf, dtype=x_.dtype))
+    return lax.select_n(index.astype(np.int32), result, fnp.array(1, dtype=x_.dtype), fnp.exp(x_), fnp.array(np.inf, dtype=x_.dtype))
 
 
 hyp1f1 = custom_jvp(jit(vectorize(_hyp1f1_scalar)))
@@ -155,7 +155,7 @@ def _hyp2f1_terminal_or_serie(a: Array, b: Array, c: Array, x: Array) -> Array:
     index = fnp.where(fnp.logical_and(x > 0.9, fnp.logical_not(neg_int_a_or_b)),
                       fnp.where(fnp.abs(d - id_) >= eps, 0, 1),
                       fnp.where(neg_int_a_or_b, 2, 0))
-    return lax.select_n(index, _hyp2f1_serie(a, b, c, x), _hyp2f1_digamma_transform(a, b, c, x),
+    return lax.select_n(index.astype(np.int32), _hyp2f1_serie(a, b, c, x), _hyp2f1_digamma_transform(a, b, c, x),
                         _hyp2f1_terminal(a, b, c, x))
 
 
@@ -251,7 +251,7 @@ def _hyp2f1_scalar(a: ArrayLike, b: ArrayLike, c: ArrayLike, x: ArrayLike) -> Ar
                                     where(land(x_ < 1, b_ == c_), 3,
                                           where(land(x_ < 1, a_ == c_), 4,
                                                 where(x_ > 1, 1, where(x_ == 1, 5, 6))))))))
-    return lax.select_n(index,
+    return lax.select_n(index.astype(np.int32),  # fcore's select_n takes int32 (JAX's any integer)
                         fnp.array(1, dtype=x_.dtype),
                         fnp.array(np.inf, dtype=x_.dtype),
                         s ** d * _hyp2f1_terminal_or_serie(ca, cb, c_, x_),
