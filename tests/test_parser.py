@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import math
+from pathlib import Path
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -221,43 +222,11 @@ def test_roundtrip_staged_x64() -> None:
 # Hand-written text: literals, dtypes, shapes, weak types, forms
 # ---------------------------------------------------------------------------------------
 
+# The printer's canonical texts for fcore's own primitives are golden files (tests/golden/print_*.jaxpr,
+# run by test_passes.test_golden); these use this file's test primitives.
 CANONICAL = [
-    "{ lambda ; a:f32[]. let b:f32[] = sin a in (b,) }",
-    "{ lambda ; . let  in () }",
-    "{ lambda ; a:f32[]. let  in (a, a) }",
-    "{ lambda a:f32[3]; b:f32[3]. let c:f32[3] = add b a in (c,) }",
-    "{ lambda ; a:f32[2,3,4]. let b:f32[2,3,4] = neg a in (b,) }",
-    "{ lambda ; a:f32[0,1]. let b:f32[0,1] = neg a in (b,) }",
-    "{ lambda ; a:f32[]{weak}. let b:f32[]{weak} = add a 1.0:f32[]{weak} in (b,) }",
-    "{ lambda ; a:f64[]. let b:f64[] = add a 1e-05:f64[] in (b,) }",
-    "{ lambda ; a:f64[]. let b:f64[] = add a -2.5e+30:f64[] in (b,) }",
-    "{ lambda ; a:f32[]. let\n    b:f32[] = mul a -inf:f32[]\n  in (b, inf:f32[], nan:f32[]) }",
-    "{ lambda ; a:f32[]. let b:f32[] = add a -0.0:f32[] in (b,) }",
-    "{ lambda ; a:f64[]. let b:f64[] = add a 0.1:f64[] in (b,) }",
-    "{ lambda ; a:f16[]. let b:f16[] = add a 65500.0:f16[] in (b,) }",
-    "{ lambda ; a:bf16[]. let b:bf16[] = add a 3.0:bf16[] in (b,) }",
-    "{ lambda ; a:c64[]. let b:c64[] = add a (1.0+2.0j):c64[] in (b,) }",
-    "{ lambda ; a:c128[]. let b:c128[] = mul a (-inf+nanj):c128[] in (b,) }",
-    "{ lambda ; a:c128[]. let b:c128[] = sub a (1e-05-0.5j):c128[] in (b,) }",
-    "{ lambda ; a:bool[]. let\n    b:bool[] = and a True:bool[]\n    c:bool[] = or b False:bool[]\n  in (c,) }",
-    "{ lambda ; a:i8[]. let b:i8[] = add a -128:i8[] in (b,) }",
-    "{ lambda ; a:i16[]. let b:i16[] = add a 32767:i16[] in (b,) }",
-    "{ lambda ; a:i32[]. let b:i32[] = add a -7:i32[]{weak} in (b,) }",
-    "{ lambda ; a:i64[]. let b:i64[] = add a -9223372036854775808:i64[] in (b,) }",
-    "{ lambda ; a:u8[]. let b:u8[] = add a 255:u8[] in (b,) }",
-    "{ lambda ; a:u16[]. let b:u16[] = add a 0:u16[] in (b,) }",
-    "{ lambda ; a:u32[]. let b:u32[] = add a 4294967295:u32[] in (b,) }",
-    "{ lambda ; a:u64[]. let b:u64[] = add a 18446744073709551615:u64[] in (b,) }",
     "{ lambda ; a:f32[]. let b:f32[] c:i32[] = test_parser_split a in (b, c) }",
     "{ lambda ; a:f32[]. let _ = test_parser_nothing a in (a,) }",
-    "{ lambda ; . let a:i32[3] = iota[dimension=0 dtype=int32 shape=(3,)] in (a,) }",
-    (
-        "{ lambda ; a:f32[3]. let\n"
-        "    b:f32[3] = sin a\n"
-        "    c:f32[3] = integer_pow[y=-2] b\n"
-        "    d:bf16[3] = convert_element_type[new_dtype=bfloat16 weak_type=False] c\n"
-        "  in (d, 1.0:f32[]) }"
-    ),
 ]
 
 
@@ -275,23 +244,28 @@ def _literal(j: Jaxpr, eqn: int = 0, arg: int = 1) -> Literal:
     return lit
 
 
-def test_literal_values() -> None:
-    def value(text: str) -> Any:
-        return _literal(parse_jaxpr(text)).val
+def _golden_text(name: str) -> str:
+    """The jaxpr text of tests/golden/print_NAME.jaxpr."""
+    return (Path(__file__).resolve().parent / "golden" / f"print_{name}.jaxpr").read_text().split("\n# expected:")[0].split("\n", 1)[1]
 
-    assert value(CANONICAL[7]) == 1e-05
-    assert value(CANONICAL[8]) == -2.5e30
-    assert math.copysign(1.0, float(value(CANONICAL[10]))) == -1.0
-    assert value(CANONICAL[14]) == np.complex64(1 + 2j)
-    c = value(CANONICAL[15])
+
+def test_literal_values() -> None:
+    def value(name: str) -> Any:
+        return _literal(parse_jaxpr(_golden_text(name))).val
+
+    assert value("f64_small_literal") == 1e-05
+    assert value("f64_large_literal") == -2.5e30
+    assert math.copysign(1.0, float(value("negative_zero"))) == -1.0
+    assert value("c64_literal") == np.complex64(1 + 2j)
+    c = value("c128_nonfinite")
     assert np.isneginf(c.real) and np.isnan(c.imag)
-    assert value(CANONICAL[21]) == np.iinfo(np.int64).min
-    assert value(CANONICAL[25]) == np.iinfo(np.uint64).max
-    assert value(CANONICAL[17]) == np.True_
-    outs = parse_jaxpr(CANONICAL[9]).outvars
+    assert value("i64_min") == np.iinfo(np.int64).min
+    assert value("u64_max") == np.iinfo(np.uint64).max
+    assert value("bool_literals") == np.True_
+    outs = parse_jaxpr(_golden_text("infinities_and_nan")).outvars
     assert isinstance(outs[1], Literal) and float(outs[1].val) == math.inf
     assert isinstance(outs[2], Literal) and math.isnan(float(outs[2].val))
-    weak = _literal(parse_jaxpr(CANONICAL[6]))
+    weak = _literal(parse_jaxpr(_golden_text("weak_types")))
     assert weak.aval == sa((), F32, True) and weak.val.dtype == F32
 
 

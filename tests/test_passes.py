@@ -9,6 +9,7 @@ calls. Each pass must keep the jaxpr's type and meaning and be idempotent.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -191,151 +192,45 @@ def test_pipeline_output_round_trips_through_text(closed: ClosedJaxpr) -> None:
     assert parse_jaxpr(str(out)) == out.jaxpr
 
 
-# -- golden tests: text in, pass, text out ------------------------------------------------
-GOLDEN: list[tuple[str, Pass, str, str]] = [
-    (
-        "cse_chains",
-        cse,
-        "{ lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = sin a; d:f32[3] = cos b; e:f32[3] = cos c;"
-        " f:f32[3] = add d e in (f,) }",
-        "{ lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = cos b; d:f32[3] = add c c in (d,) }",
-    ),
-    (
-        "cse_literal_types_differ",
-        cse,
-        "{ lambda ; a:f32[3]. let b:f32[3] = mul a 2.0:f32[]; c:f32[3] = mul a 2.0:f32[]{weak};"
-        " d:f32[3] = mul a 2.0:f32[] in (b, c, d) }",
-        "{ lambda ; a:f32[3]. let b:f32[3] = mul a 2.0:f32[]; c:f32[3] = mul a 2.0:f32[]{weak} in (b, c, b) }",
-    ),
-    (
-        "cse_jit_calls",
-        cse,
-        "{ lambda ; a:f32[]. let b:f32[] = jit[name=f jaxpr={ lambda ; a:f32[]. let b:f32[] = sin a in (b,) }] a;"
-        " c:f32[] = jit[name=f jaxpr={ lambda ; x:f32[]. let y:f32[] = sin x in (y,) }] a in (b, c) }",
-        "{ lambda ; a:f32[]. let\n"
-        "    b:f32[] = jit[jaxpr={ lambda ; a:f32[]. let b:f32[] = sin a in (b,) } name=f] a\n"
-        "  in (b, b) }",
-    ),
-    (
-        "fold_chain_and_convert",
-        fold_constants,
-        "{ lambda ; a:f32[]. let b:f32[] = add 1.0:f32[] 2.0:f32[]; c:f32[] = mul b 4.0:f32[]; d:f32[] = mul a c;"
-        " e:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c in (d, e) }",
-        "{ lambda ; a:f32[]. let b:f32[] = mul a 12.0:f32[] in (b, 12:i32[]) }",
-    ),
-    (
-        "fold_keeps_array_results",
-        fold_constants,
-        "{ lambda ; a:f32[3]. let b:f32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,)] 1.0:f32[];"
-        " c:f32[3] = add a b in (c,) }",
-        "{ lambda ; a:f32[3]. let\n"
-        "    b:f32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,)] 1.0:f32[]\n"
-        "    c:f32[3] = add a b\n"
-        "  in (c,) }",
-    ),
-    (
-        "fold_weak_literals",
-        fold_constants,
-        "{ lambda ; a:f32[]. let b:f32[]{weak} = sin 0.0:f32[]{weak}; c:f32[] = add a b in (c,) }",
-        "{ lambda ; a:f32[]. let b:f32[] = add a 0.0:f32[]{weak} in (b,) }",
-    ),
-    (
-        "simplify_units_and_double_negation",
-        simplify_algebra,
-        "{ lambda ; a:f32[3] b:f32[3]. let c:f32[3] = mul a 1.0:f32[]; d:f32[3] = add 0.0:f32[] c;"
-        " e:f32[3] = neg d; f:f32[3] = neg e; g:f32[3] = sub f 0.0:f32[] in (g,) }",
-        "{ lambda ; a:f32[3] b:f32[3]. let in (a,) }",
-    ),
-    (
-        "simplify_negated_product",
-        simplify_algebra,
-        "{ lambda ; a:f32[3] b:f32[3]. let c:f32[3] = neg a; d:f32[3] = mul c b; e:f32[3] = neg d in (e,) }",
-        "{ lambda ; a:f32[3] b:f32[3]. let c:f32[3] = mul a b in (c,) }",
-    ),
-    (
-        "simplify_keeps_shared_negation",
-        simplify_algebra,
-        "{ lambda ; a:f32[3]. let b:f32[3] = neg a; c:f32[3] = neg b; d:f32[3] = sin b in (c, d) }",
-        "{ lambda ; a:f32[3]. let b:f32[3] = neg a; c:f32[3] = neg b; d:f32[3] = sin b in (c, d) }",
-    ),
-    (
-        "simplify_keeps_broadcasting_unit",
-        simplify_algebra,
-        "{ lambda ; a:f32[]. let b:f32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,)] a;"
-        " c:f32[3] = mul b 1.0:f32[]; d:f32[3] = add 0.0:f32[] c; e:f32[] = sub 1.0:f32[] a in (d, e) }",
-        "{ lambda ; a:f32[]. let\n"
-        "    b:f32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,)] a\n"
-        "    c:f32[] = sub 1.0:f32[] a\n"
-        "  in (b, c) }",
-    ),
-    (
-        "inline_nested_calls",
-        inline_calls,
-        "{ lambda ; a:f32[3]. let\n"
-        "    b:f32[3] = jit[\n"
-        "      name=outer\n"
-        "      jaxpr={ lambda ; a:f32[3]. let\n"
-        "          b:f32[3] = jit[name=inner jaxpr={ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }] a\n"
-        "          c:f32[3] = mul b 2.0:f32[]\n"
-        "        in (c,) }\n"
-        "    ] a\n"
-        "    c:f32[3] = jit[name=inner jaxpr={ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }] b\n"
-        "  in (c,) }",
-        "{ lambda ; a:f32[3]. let\n"
-        "    b:f32[3] = sin a\n"
-        "    c:f32[3] = mul b 2.0:f32[]\n"
-        "    d:f32[3] = sin c\n"
-        "  in (d,) }",
-    ),
-    (
-        "inline_passthrough_and_literal_results",
-        inline_calls,
-        "{ lambda ; a:f32[]. let b:f32[] c:f32[] = jit[name=f jaxpr={ lambda ; a:f32[]. let in (a, 1.0:f32[]) }] a;"
-        " d:f32[] = add b c in (d,) }",
-        "{ lambda ; a:f32[]. let b:f32[] = add a 1.0:f32[] in (b,) }",
-    ),
-    (
-        "dce_dead_equations",
-        dce,
-        "{ lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = cos a; d:f32[3] = mul b 2.0:f32[] in (d,) }",
-        "{ lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }",
-    ),
-    (
-        "dce_inside_jit",
-        dce,
-        "{ lambda ; a:f32[3]. let b:f32[3] c:f32[3] = jit[name=f jaxpr={ lambda ; a:f32[3]. let b:f32[3] = sin a;"
-        " c:f32[3] = cos a in (b, c) }] a in (c,) }",
-        "{ lambda ; a:f32[3]. let\n"
-        "    b:f32[3] = jit[jaxpr={ lambda ; a:f32[3]. let b:f32[3] = cos a in (b,) } name=f] a\n"
-        "  in (b,) }",
-    ),
-    (
-        "pipeline_all",
-        pipeline(inline_calls, cse, fold_constants, simplify_algebra, dce),
-        "{ lambda ; a:f32[3]. let\n"
-        "    b:f32[] = add 1.0:f32[] -1.0:f32[]\n"
-        "    c:f32[3] = jit[name=f jaxpr={ lambda ; a:f32[3]. let b:f32[3] = neg a in (b,) }] a\n"
-        "    d:f32[3] = jit[name=f jaxpr={ lambda ; a:f32[3]. let b:f32[3] = neg a in (b,) }] a\n"
-        "    e:f32[3] = mul c d\n"
-        "    f:f32[3] = neg c\n"
-        "    g:f32[3] = mul f 1.0:f32[]\n"
-        "    h:f32[3] = neg g\n"
-        "    i:f32[3] = add h b\n"
-        "  in (i, e) }",
-        "{ lambda ; a:f32[3]. let b:f32[3] = neg a; c:f32[3] = mul b b in (b, c) }",
-    ),
-]
+# -- golden tests: tests/golden/*.jaxpr, text in, passes, text out ----------------------------
+GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
+PASS_NAMES: dict[str, Pass] = {
+    "cse": cse, "dce": dce, "fold_constants": fold_constants, "inline_calls": inline_calls,
+    "simplify_algebra": simplify_algebra,
+}
 
 
-@pytest.mark.parametrize(("name", "p", "text_in", "text_out"), GOLDEN, ids=[g[0] for g in GOLDEN])
-def test_golden(name: str, p: Pass, text_in: str, text_out: str) -> None:
-    closed = ClosedJaxpr(parse_jaxpr(text_in), ())
-    out = p(closed)
-    assert str(out) == str(parse_jaxpr(text_out))  # the expected text, in the printer's layout
+def _golden(path: Path) -> tuple[list[Pass], str, str]:
+    """A golden file: ``# passes: NAME ...`` (or a note in parentheses: none), the input jaxpr,
+    ``# expected:``, the expected text exactly as the printer lays it out."""
+    header, rest = path.read_text().split("\n", 1)
+    text_in, text_out = rest.split("# expected:\n")
+    names = header.removeprefix("# passes:").split()
+    passes = [] if names[0].startswith("(") else [PASS_NAMES[n] for n in names]
+    return passes, text_in.strip(), text_out.strip()
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN_DIR.glob("*.jaxpr")), ids=lambda p: p.stem)
+def test_golden(path: Path) -> None:
+    passes, text_in, text_out = _golden(path)
+    jaxpr = parse_jaxpr(text_in)
+    if not passes:  # the printer's own golden texts: print after parse is the identity
+        assert str(jaxpr) == text_out
+        assert parse_jaxpr(str(jaxpr)) == jaxpr
+        typecheck(jaxpr)
+        return
+    closed = ClosedJaxpr(jaxpr, ())
+    out = pipeline(*passes)(closed)
+    assert str(out) == text_out
     assert out.jaxpr == parse_jaxpr(text_out)
     assert typecheck(out) == typecheck(closed)
     args = _inputs(closed, 0)
     _assert_same_values(_run(out, args), _run(closed, args))
+
+
+def test_golden_files_cover_every_pass() -> None:
+    used = {n for p in GOLDEN_DIR.glob("*.jaxpr") for n in p.read_text().split("\n", 1)[0].split()[2:]}
+    assert set(PASS_NAMES) <= used
 
 
 # -- regressions: bugs found while writing these tests, now fixed ------------------------------

@@ -12,7 +12,8 @@ from fcore.ir.builder import JaxprBuilder as JaxprBuilder
 from fcore.ir.params import Params as Params, ParamStruct as ParamStruct
 from fcore.ir.parser import parse_jaxpr as parse_jaxpr, register_param_enum as register_param_enum
 from fcore.ir.parser import register_param_struct as register_param_struct
-from fcore.ir.primitive import Primitive as Primitive, lookup_primitive as lookup_primitive
+from fcore.ir.primitive import lookup_primitive as lookup_primitive
+from fcore.lax._primitive import Primitive as Primitive
 from fcore.ir.printer import pp_jaxpr
 from fcore.ir.typecheck import JaxprType as JaxprType, typecheck as typecheck
 from fcore.interpreters.eval_jaxpr import eval_jaxpr as eval_jaxpr, jaxpr_as_fun as jaxpr_as_fun

@@ -2,8 +2,8 @@
 
 Text, not ``jaxlib.mlir`` builders: building the text in Python is several times
 faster than the builders and than parsing, and XLA's compile time dominates either
-way (measurements in docs/design.md). Each primitive's rule lives next to the
-primitive (``prim.lowering_rule``); this module provides the context rules emit into.
+way (measurements in docs/design.md). Each primitive's rule is registered in
+``lowering_rules`` next to the primitive; this module provides the context rules emit into.
 
 A rule is ``rule(ctx, *operands, **params) -> str | list[str]``: operands are SSA
 value names (``%3``), the result is the SSA name(s) of the outputs.
@@ -12,8 +12,10 @@ value names (``%3``), the result is the SSA name(s) of the outputs.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
+
+from typing_extensions import TypeAlias
 
 import numpy as np
 
@@ -23,13 +25,20 @@ from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr, Jaxpr, Literal
 from fcore.ir.dtypes import DType
 from fcore.ir.printer import pp_eqn_in
+from fcore.ir.rules import RuleTable
 
 if TYPE_CHECKING:
-    from typing import TypeAlias
-
     from jaxlib.mlir import ir as _mlir_ir
 
     MlirModule: TypeAlias = _mlir_ir.Module
+
+
+#: A lowering rule: ``(ctx, *operands, **params) -> result name(s)``. (Operands are variadic, so
+#: the signature is not checked against the primitive's parameter schema by mypy;
+#: tests/test_rule_tables.py checks it.)
+LoweringRule: TypeAlias = Callable[..., "str | list[str]"]
+
+lowering_rules: RuleTable[LoweringRule] = RuleTable("Lowering")
 
 
 class LoweringError(FcoreError, NotImplementedError):
@@ -198,7 +207,7 @@ def lower_function(
 
     for i, eqn in enumerate(jaxpr.eqns):
         prim = eqn.primitive
-        rule = prim.lowering_rule
+        rule = lowering_rules.get(prim)
         if rule is None:
             raise LoweringError(
                 f"no lowering rule for primitive '{prim.name}' (equation {i} of {name}: {pp_eqn_in(jaxpr, i)})"

@@ -10,6 +10,7 @@ import enum
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Union
 
+import attrs
 import numpy as np
 from typing_extensions import TypeAlias
 
@@ -115,3 +116,8 @@ def make_params(params: Mapping[str, ParamValue]) -> Params:
     if isinstance(params, Params):
         return params
     return Params(params)
+
+
+@attrs.frozen(kw_only=True)
+class NoParams:
+    """The parameter schema of a primitive that takes no parameters (``params=NoParams``)."""

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
+
+import attrs
+from typing_extensions import ParamSpec
 
 from fcore.ir.avals import ShapedArray
 from fcore.ir.params import ParamValue
 
-if TYPE_CHECKING:
-    from fcore.ir.core import JaxprEqn
-
 F = TypeVar("F", bound=Callable[..., Any])
+#: A primitive's parameters as a keyword-only signature (its schema's constructor).
+P = ParamSpec("P", default=...)
 
 AbstractEvalResult = ShapedArray | Sequence[ShapedArray]
 
@@ -48,37 +50,32 @@ def registered_primitives() -> Mapping[str, Primitive]:
     return dict(_registry)
 
 
-class Primitive:
-    """A named operation with its rules (SPEC §3.5).
+class Primitive(Generic[P]):
+    """A named operation: what is the primitive's own, and nothing an interpreter owns (SPEC §3.5).
 
-    Rules are plain callables stored on the primitive. Signatures (single values for
-    single-result primitives, lists where ``multiple_results``):
+    It holds its name, its parameter schema, its abstract evaluation, its eager impl and flags.
+    Every other rule (jvp, transpose, batching, partial eval, DCE, lowering) lives in the
+    ``RuleTable`` of the interpreter that applies it (``fcore.ir.rules``; docs/design.md).
 
-    * impl ``(*arrays, **params) -> array(s)`` on concrete NumPy values;
-    * abstract eval ``(*avals, **params) -> aval(s)``;
-    * jvp ``(primals, tangents, **params) -> (primals_out, tangents_out)``;
-    * transpose ``(cts, *invals, **params) -> cts_in`` with ``UndefinedPrimal`` for linear inputs;
-    * batching ``(axis_size, vals, dims, **params) -> (outs, out_dims)``;
-    * lowering ``(ctx, *operands, **params) -> results`` (see docs/design.md).
+    The parameter schema is a frozen attrs class with keyword-only fields and no defaults
+    (``params=ReduceParams``; ``params=NoParams`` for none): ``P`` is its constructor's signature,
+    so mypy checks that rules registered for this primitive take exactly these keywords, and
+    ``typecheck`` rejects equations with other parameters. ``param_names`` is the untyped form
+    (names only); with neither, any parameters are accepted, as in JAX.
 
-    ``param_names``, when given, is the exact set of parameters the primitive accepts;
-    ``typecheck`` rejects equations with others.
+    Signatures (single values for single-result primitives, lists where ``multiple_results``):
+    impl ``(*arrays, **params) -> array(s)`` on NumPy values; abstract eval
+    ``(*avals, **params) -> aval(s)``.
     """
 
     __slots__ = (
         "name",
         "multiple_results",
+        "params_schema",
         "param_names",
         "impl_rule",
         "abstract_eval_rule",
-        "jvp_rule",
-        "transpose_rule",
-        "batching_rule",
-        "lowering_rule",
-        "partial_eval_rule",
-        "dce_rule",
         "weak_type_rule",
-        "jvp_takes_symbolic_zeros",
         "impl_takes_arrays",
         "eager_rule",
         "__weakref__",
@@ -89,28 +86,20 @@ class Primitive:
         name: str,
         *,
         multiple_results: bool = False,
+        params: Callable[P, object] | None = None,
         param_names: Sequence[str] | None = None,
     ) -> None:
         self.name = name
         self.multiple_results = multiple_results
+        #: The typed parameter schema (an attrs class), if declared.
+        self.params_schema: Callable[P, object] | None = params
+        if params is not None:
+            param_names = [f.name for f in attrs.fields(cast(type, params))]
         self.param_names: frozenset[str] | None = None if param_names is None else frozenset(param_names)
         self.impl_rule: Callable[..., Any] | None = None
         self.abstract_eval_rule: Callable[..., AbstractEvalResult] | None = None
-        self.jvp_rule: Callable[..., Any] | None = None
-        self.transpose_rule: Callable[..., Any] | None = None
-        self.batching_rule: Callable[..., Any] | None = None
-        self.lowering_rule: Callable[..., Any] | None = None
-        #: Partial evaluation of a higher-order primitive, at the level of its params:
-        #: ``(unknowns, **params) -> (known_params, unknown_params, out_unknowns, num_res)``.
-        #: The known half maps known inputs to known outputs + residuals; the unknown half
-        #: maps residuals + unknown inputs to unknown outputs; both bind this primitive.
-        self.partial_eval_rule: Callable[..., tuple[Any, Any, list[bool], int]] | None = None
-        #: jaxpr-level DCE of one equation (higher-order primitives).
-        self.dce_rule: Callable[[Sequence[bool], JaxprEqn], tuple[list[bool], JaxprEqn | None]] | None = None
         #: ``(in_weak_types, params) -> out weak type`` used by eager evaluation.
         self.weak_type_rule: Callable[[Sequence[bool], Mapping[str, ParamValue]], bool] | None = None
-        #: fcore's own jvp rules understand ``Zero`` tangents; user rules get materialized zeros.
-        self.jvp_takes_symbolic_zeros = False
         #: The eager impl receives fcore arrays as they are (e.g. ``jit`` keeps device buffers).
         self.impl_takes_arrays = False
         #: Optional fast path of eager evaluation, ``(*args, **params) -> result | None`` on the
@@ -127,37 +116,14 @@ class Primitive:
         handler: Handler = _handler_var[0].get()
         return handler.process_primitive(self, args, params)
 
-    # Decorator-style registration of rules, as in JAX (each returns its argument).
     def def_impl(self, f: F) -> F:
+        """Register the eager impl (a decorator, as in JAX)."""
         self.impl_rule = f
         return f
 
     def def_abstract_eval(self, f: F) -> F:
+        """Register the abstract evaluation (a decorator, as in JAX)."""
         self.abstract_eval_rule = f
-        return f
-
-    def def_jvp(self, f: F) -> F:
-        self.jvp_rule = f
-        return f
-
-    def def_transpose(self, f: F) -> F:
-        self.transpose_rule = f
-        return f
-
-    def def_batching(self, f: F) -> F:
-        self.batching_rule = f
-        return f
-
-    def def_lowering(self, f: F) -> F:
-        self.lowering_rule = f
-        return f
-
-    def def_partial_eval(self, f: F) -> F:
-        self.partial_eval_rule = f
-        return f
-
-    def def_dce(self, f: F) -> F:
-        self.dce_rule = f
         return f
 
     def abstract_eval(self, avals: Sequence[ShapedArray], params: Mapping[str, ParamValue]) -> list[ShapedArray]:

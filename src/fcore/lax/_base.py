@@ -13,7 +13,7 @@ from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray, shaped_array, typematch
 from fcore.ir.dtypes import DType
 from fcore.ir.params import ParamValue
-from fcore.ir.primitive import Primitive
+from fcore.lax._primitive import Primitive
 
 #: What lax functions accept: fcore arrays (concrete or traced), NumPy values, Python scalars.
 ArrayLike: TypeAlias = Union[Array, np.ndarray[Any, Any], np.generic, bool, int, float, complex]

@@ -9,7 +9,7 @@ XLA's, as JAX's are:
   types (once per types) and calls it as a private function;
 * ``xla_impl(prim)``: an eager impl that stages the one equation, compiles it (once per
   operand types, through ``jit``'s executable cache) and runs it.
-* ``define_decomposed(name, arity, fn)``: an elementwise float primitive with both;
+* ``elementwise_run_by_xla(name, arity)``: an elementwise float primitive with that impl;
 * ``call_decomposed(fn, name, *args)``: ``fn`` as a ``jit`` call (a function that JAX
   writes in lax ops without a primitive of its own, computed by XLA eagerly too);
 * ``up_and_broadcast(fn)``: JAX's helper of the same name: operands broadcast to one shape,
@@ -32,14 +32,16 @@ from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr, Jaxpr
 from fcore.ir.dtypes import DType
 from fcore.ir.params import ParamValue
-from fcore.ir.primitive import Primitive
 from fcore.interpreters.eval import get_aval
+from fcore.lax._primitive import Primitive
 from fcore.lax.call import bind_jit, launch_for
+from fcore.lax.elementwise import _define, convert_element_type
+from fcore.lax.structural import broadcast_in_dim
 
 NpArray = np.ndarray[Any, Any]
 Decomposition = Callable[..., Array]
 
-__all__ = ["call_decomposed", "define_decomposed", "lower_decomposed", "xla_impl", "up_and_broadcast"]
+__all__ = ["call_decomposed", "elementwise_run_by_xla", "lower_decomposed", "xla_impl", "up_and_broadcast"]
 
 _traced: dict[tuple[object, ...], ClosedJaxpr] = {}
 _lock = threading.Lock()
@@ -85,15 +87,13 @@ def xla_impl(prim: Primitive) -> Callable[..., NpArray]:
     return impl
 
 
-def define_decomposed(name: str, arity: int, decomposition: Decomposition) -> Primitive:
+def elementwise_run_by_xla(name: str, arity: int) -> Primitive:
     """An elementwise primitive on floats (the elementwise family's shape, dtype and weak-type
-    rules) lowered as ``decomposition`` and run eagerly by XLA."""
-    from fcore.lax.elementwise import _define
-
+    rules) whose eager impl runs its lowering through XLA; its rules are registered by the
+    caller, in the tables."""
     eager: list[Callable[..., NpArray]] = []
     p = _define(name, arity, "float", lambda *xs: eager[0](*xs))
     eager.append(xla_impl(p))
-    p.def_lowering(lower_decomposed(decomposition, name))
     return p
 
 
@@ -109,9 +109,6 @@ def call_decomposed(fn: Decomposition, name: str, *args: Array) -> Array:
 def up_and_broadcast(fn: Callable[..., Array]) -> Decomposition:
     """``fn(*operands, dtype=...)`` on operands broadcast to one shape (NumPy's rules), in
     float32 for the 16-bit floats (whose precision the algorithms' constants need)."""
-    from fcore.lax.elementwise import convert_element_type
-    from fcore.lax.structural import broadcast_in_dim
-
     def wrapped(*args: Array) -> Array:
         shape = tuple(np.broadcast_shapes(*(a.shape for a in args)))
         xs = [a if a.shape == shape else broadcast_in_dim(a, shape, tuple(range(len(shape) - a.ndim, len(shape))))

@@ -9,14 +9,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from fcore.backend.lowering import lowering_rules
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.lax._base import ArrayLike
-from fcore.lax._decomposed import define_decomposed, xla_impl
+from fcore.lax._decomposed import elementwise_run_by_xla, lower_decomposed
 from fcore.lax.elementwise import (
-    _define, _lower_unary, abs, add, convert_element_type, div, gt, le, mul, reciprocal, select, sign, sqrt, sub,
+    _lower_unary, abs, add, convert_element_type, div, gt, le, mul, reciprocal, select, sign, sqrt, sub,
 )
 from fcore.lax.structural import full_like
+from fcore.transforms.batching import defvectorized
+from fcore.transforms.jvp import defjvp_with_output
 
 __all__ = ["bessel_i0e", "bessel_i1e", "bessel_i0e_p", "bessel_i1e_p"]
 
@@ -71,12 +74,15 @@ def _bessel_i0e_impl(x: Array) -> Array:
     return convert_element_type(_i0e(convert_element_type(x, dtypes.float32), _I0E_A32, _I0E_B32), x.dtype)
 
 
-bessel_i0e_p = define_decomposed("bessel_i0e", 1, _bessel_i0e_impl)
+#: Machine epsilon of the float types (NumPy's ``finfo`` does not know bfloat16).
+_EPS = {dtypes.bfloat16: 2.0 ** -7, dtypes.float16: 2.0 ** -10, dtypes.float32: 2.0 ** -23, dtypes.float64: 2.0 ** -52}
 
-_eager_i1e: list[Any] = []
-bessel_i1e_p = _define("bessel_i1e", 1, "float", lambda x: _eager_i1e[0](x))
-_eager_i1e.append(xla_impl(bessel_i1e_p))
-bessel_i1e_p.def_lowering(_lower_unary("chlo.bessel_i1e"))
+
+# -- bessel_i0e ---------------------------------------------------------------------------------
+bessel_i0e_p = elementwise_run_by_xla("bessel_i0e", 1)
+defjvp_with_output(bessel_i0e_p, lambda g, y, x: mul(g, sub(bessel_i1e(x), mul(sign(x), y))))
+defvectorized(bessel_i0e_p)
+lowering_rules.register(bessel_i0e_p)(lower_decomposed(_bessel_i0e_impl, "bessel_i0e"))
 
 
 def bessel_i0e(x: ArrayLike) -> Array:
@@ -85,18 +91,8 @@ def bessel_i0e(x: ArrayLike) -> Array:
     return out
 
 
-def bessel_i1e(x: ArrayLike) -> Array:
-    """``exp(-|x|) I1(x)``."""
-    out: Array = bessel_i1e_p.bind(x)
-    return out
-
-
-from fcore.transforms.batching import defvectorized  # noqa: E402
-from fcore.transforms.jvp import defjvp_with_output  # noqa: E402
-
-
-#: Machine epsilon of the float types (NumPy's ``finfo`` does not know bfloat16).
-_EPS = {dtypes.bfloat16: 2.0 ** -7, dtypes.float16: 2.0 ** -10, dtypes.float32: 2.0 ** -23, dtypes.float64: 2.0 ** -52}
+# -- bessel_i1e ---------------------------------------------------------------------------------
+bessel_i1e_p = elementwise_run_by_xla("bessel_i1e", 1)
 
 
 def _i1e_jvp(g: Any, y: Array, x: Array) -> Array:
@@ -108,7 +104,12 @@ def _i1e_jvp(g: Any, y: Array, x: Array) -> Array:
     return mul(g, select(not_tiny, dy_dx, full_like(x, 0.5)))
 
 
-defjvp_with_output(bessel_i0e_p, lambda g, y, x: mul(g, sub(bessel_i1e(x), mul(sign(x), y))))
 defjvp_with_output(bessel_i1e_p, _i1e_jvp)
-defvectorized(bessel_i0e_p)
 defvectorized(bessel_i1e_p)
+lowering_rules.register(bessel_i1e_p)(_lower_unary("chlo.bessel_i1e"))
+
+
+def bessel_i1e(x: ArrayLike) -> Array:
+    """``exp(-|x|) I1(x)``."""
+    out: Array = bessel_i1e_p.bind(x)
+    return out

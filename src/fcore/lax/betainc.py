@@ -12,11 +12,12 @@ from typing import Any
 
 import numpy as np
 
+from fcore.backend.lowering import lowering_rules
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
-from fcore.lax._base import ArrayLike, is_python_scalar, weak_scalar
-from fcore.lax._decomposed import define_decomposed, up_and_broadcast
+from fcore.lax._base import ArrayLike, dtype_of, is_python_scalar, weak_scalar
+from fcore.lax._decomposed import elementwise_run_by_xla, lower_decomposed, up_and_broadcast
 from fcore.lax.control_flow import while_loop
 from fcore.lax.elementwise import (
     abs, add, and_, convert_element_type, div, eq, exp, ge, gt, log, log1p, lt, mul, ne, neg, not_, or_,
@@ -25,6 +26,8 @@ from fcore.lax.elementwise import (
 from fcore.lax.reductions import reduce_or
 from fcore.lax.special import lgamma
 from fcore.lax.structural import broadcast_in_dim, full_like
+from fcore.transforms.batching import defbroadcasting
+from fcore.transforms.jvp import defjvp
 
 __all__ = ["betainc", "regularized_incomplete_beta_p"]
 
@@ -124,24 +127,8 @@ def _betainc_impl(a: Array, b: Array, x: Array, *, dtype: DType) -> Array:
     return select(result_is_nan, full_like(a, math.nan), result)
 
 
-regularized_incomplete_beta_p = define_decomposed("regularized_incomplete_beta", 3, up_and_broadcast(_betainc_impl))
-
-
-def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Array:
-    """The regularized incomplete beta function ``I_x(a, b)``."""
-    args = list((a, b, x))
-    typed = [v for v in args if not is_python_scalar(v)]
-    if typed and len(typed) < 3:  # Python scalars take the other operands' dtype, weakly
-        from fcore.lax._base import dtype_of
-
-        dt = dtype_of(typed[0])
-        args = [weak_scalar(v, dt) if is_python_scalar(v) else v for v in args]
-    out: Array = regularized_incomplete_beta_p.bind(*args)
-    return out
-
-
-from fcore.transforms.batching import defbroadcasting  # noqa: E402
-from fcore.transforms.jvp import defjvp  # noqa: E402
+# -- regularized_incomplete_beta ------------------------------------------------------------------
+regularized_incomplete_beta_p = elementwise_run_by_xla("regularized_incomplete_beta", 3)
 
 
 def _grad_not_implemented(g: Any, a: Array, b: Array, x: Array) -> Array:
@@ -156,3 +143,16 @@ def _betainc_grad_x(g: Any, a: Array, b: Array, x: Array) -> Array:
 
 defjvp(regularized_incomplete_beta_p, _grad_not_implemented, _grad_not_implemented, _betainc_grad_x)
 defbroadcasting(regularized_incomplete_beta_p)
+lowering_rules.register(regularized_incomplete_beta_p)(
+    lower_decomposed(up_and_broadcast(_betainc_impl), "regularized_incomplete_beta"))
+
+
+def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Array:
+    """The regularized incomplete beta function ``I_x(a, b)``."""
+    args = list((a, b, x))
+    typed = [v for v in args if not is_python_scalar(v)]
+    if typed and len(typed) < 3:  # Python scalars take the other operands' dtype, weakly
+        dt = dtype_of(typed[0])
+        args = [weak_scalar(v, dt) if is_python_scalar(v) else v for v in args]
+    out: Array = regularized_incomplete_beta_p.bind(*args)
+    return out

@@ -17,6 +17,12 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 
+from fcore.backend.lowering import lowering_rules
+from fcore.transforms.batching import batching_rules
+from fcore.transforms.dce import dce_rules
+from fcore.transforms.jvp import jvp_rules
+from fcore.transforms.partial_eval import partial_eval_rules
+from fcore.transforms.transpose import transpose_rules
 from fcore.backend import runtime
 from fcore.backend.lowering import LoweringRuleContext, donation_aliases, lower_jaxpr, tensor_type
 from fcore.errors import FcoreError
@@ -24,7 +30,7 @@ from fcore.interpreters.array import ArrayImpl, register_device_placer
 from fcore.interpreters.eval import to_numpy_arg
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr, Jaxpr
-from fcore.ir.primitive import Primitive
+from fcore.lax._primitive import Primitive
 from fcore.lax._base import check_operands
 from fcore.ir.printer import pp_eqn_in
 from fcore.transforms.ad_util import Zero, is_undefined
@@ -227,11 +233,10 @@ def _jit_jvp(primals: list[Any], tangents: list[Any], *, jaxpr: ClosedJaxpr, nam
     return outs[:n], touts
 
 
-jit_p.jvp_rule = _jit_jvp
-jit_p.jvp_takes_symbolic_zeros = True
+jvp_rules.register(jit_p, symbolic_zeros=True)(_jit_jvp)
 
 
-@jit_p.def_batching
+@batching_rules.register(jit_p)
 def _jit_batching(
     axis_size: int, vals: list[Any], dims: list[int | None], *, jaxpr: ClosedJaxpr, name: str
 ) -> tuple[list[Any], list[int | None]]:
@@ -239,7 +244,7 @@ def _jit_batching(
     return bind_jit(batched, vals, f"vmap_{name}"), out_dims
 
 
-@jit_p.def_transpose
+@transpose_rules.register(jit_p)
 def _jit_transpose(cts: list[Any], *invals: Any, jaxpr: ClosedJaxpr, name: str) -> list[Any]:
     linear = [is_undefined(x) for x in invals]
     transposed = transpose_jaxpr(jaxpr, linear)
@@ -248,7 +253,7 @@ def _jit_transpose(cts: list[Any], *invals: Any, jaxpr: ClosedJaxpr, name: str) 
     return [next(outs) if lin else None for lin in linear]
 
 
-@jit_p.def_partial_eval
+@partial_eval_rules.register(jit_p)
 def _jit_partial_eval(
     unknowns: list[bool], *, jaxpr: ClosedJaxpr, name: str
 ) -> tuple[dict[str, Any], dict[str, Any], list[bool], int]:
@@ -256,7 +261,7 @@ def _jit_partial_eval(
     return {"jaxpr": known, "name": name}, {"jaxpr": unknown, "name": name}, out_unknowns, num_res
 
 
-@jit_p.def_dce
+@dce_rules.register(jit_p)
 def _jit_dce(used_outputs: Sequence[bool], eqn: Any) -> tuple[list[bool], Any]:
     closed: ClosedJaxpr = eqn.params["jaxpr"]
     new, used_inputs = dce_jaxpr_open(closed.jaxpr, used_outputs)
@@ -266,7 +271,7 @@ def _jit_dce(used_outputs: Sequence[bool], eqn: Any) -> tuple[list[bool], Any]:
     return used_inputs, eqn.replace(invars=tuple(invars), outvars=tuple(outvars), params=params)
 
 
-@jit_p.def_lowering
+@lowering_rules.register(jit_p)
 def _jit_lowering(ctx: LoweringRuleContext, *args: str, jaxpr: ClosedJaxpr, name: str) -> list[str]:
     sym = ctx.module.private_function(jaxpr.jaxpr, name)
     outs = jaxpr.out_avals

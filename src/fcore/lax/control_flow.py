@@ -23,6 +23,12 @@ from typing import Any
 
 import numpy as np
 
+from fcore.backend.lowering import lowering_rules
+from fcore.transforms.batching import batching_rules
+from fcore.transforms.dce import dce_rules
+from fcore.transforms.jvp import jvp_rules
+from fcore.transforms.partial_eval import partial_eval_rules
+from fcore.transforms.transpose import transpose_rules
 from fcore import tree_util
 from fcore.backend.lowering import LoweringRuleContext, tensor_type
 from fcore.errors import ConcretizationError
@@ -34,7 +40,7 @@ from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray, shaped_array, typematch
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from fcore.ir.params import ParamValue
-from fcore.ir.primitive import Primitive
+from fcore.lax._primitive import Primitive
 from fcore.lax import elementwise as ew
 from fcore.lax._base import check_operands
 from fcore.lax.call import hoist_consts
@@ -300,8 +306,7 @@ def _cond_jvp(primals: list[Any], tangents: list[Any], *, branches: tuple[Closed
     return outs[:n_out], touts
 
 
-cond_p.jvp_rule = _cond_jvp
-cond_p.jvp_takes_symbolic_zeros = True
+jvp_rules.register(cond_p, symbolic_zeros=True)(_cond_jvp)
 
 
 def _clamp_index(index: Any, n: int) -> Any:
@@ -311,7 +316,7 @@ def _clamp_index(index: Any, n: int) -> Any:
     return ew.select_n(ew.lt(index, np.int32(0)), lo, last)
 
 
-@cond_p.def_batching
+@batching_rules.register(cond_p)
 def _cond_batching(
     axis_size: int, vals: list[Any], dims: list[Dim], *, branches: tuple[ClosedJaxpr, ...]
 ) -> tuple[list[Any], list[Dim]]:
@@ -340,7 +345,7 @@ def _cond_batching(
     return outs, [0] * n_out
 
 
-@cond_p.def_transpose
+@transpose_rules.register(cond_p)
 def _cond_transpose(cts: list[Any], index: Any, *ops: Any, branches: tuple[ClosedJaxpr, ...]) -> list[Any]:
     if is_undefined(index):
         raise ValueError("cond cannot be transposed with respect to its index")
@@ -351,7 +356,7 @@ def _cond_transpose(cts: list[Any], index: Any, *ops: Any, branches: tuple[Close
     return [None] + [next(outs) if lin else None for lin in linear]
 
 
-@cond_p.def_partial_eval
+@partial_eval_rules.register(cond_p)
 def _cond_partial_eval(unknowns: list[bool], *, branches: tuple[ClosedJaxpr, ...]) -> PeResult:
     idx_uk, *ops_uk = unknowns
     op_avals = branches[0].in_avals
@@ -418,7 +423,7 @@ def _cond_partial_eval(unknowns: list[bool], *, branches: tuple[ClosedJaxpr, ...
     return known_j, unknown_j, out_uk, num_res
 
 
-@cond_p.def_dce
+@dce_rules.register(cond_p)
 def _cond_dce(used_outputs: Sequence[bool], eqn: JaxprEqn) -> tuple[list[bool], JaxprEqn | None]:
     """Prune outputs unused by the caller and operands no branch needs (mask over the old operands)."""
     if not any(used_outputs):
@@ -436,7 +441,7 @@ def _cond_dce(used_outputs: Sequence[bool], eqn: JaxprEqn) -> tuple[list[bool], 
     return [True, *used_in], new
 
 
-@cond_p.def_lowering
+@lowering_rules.register(cond_p)
 def _cond_lowering(ctx: LoweringRuleContext, index: str, *ops: str, branches: tuple[ClosedJaxpr, ...]) -> list[str]:
     outs = ctx.avals_out
     if not outs:
@@ -634,11 +639,10 @@ def _while_jvp(primals: list[Any], tangents: list[Any], *, cond_jaxpr: ClosedJax
     return outs[:nc], touts
 
 
-while_p.jvp_rule = _while_jvp
-while_p.jvp_takes_symbolic_zeros = True
+jvp_rules.register(while_p, symbolic_zeros=True)(_while_jvp)
 
 
-@while_p.def_batching
+@batching_rules.register(while_p)
 def _while_batching(
     axis_size: int, vals: list[Any], dims: list[Dim], *, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr,
     cond_nconsts: int, body_nconsts: int,
@@ -693,12 +697,12 @@ def _reductions() -> Any:
     return reductions
 
 
-@while_p.def_transpose
+@transpose_rules.register(while_p)
 def _while_transpose(cts: list[Any], *args: Any, **params: Any) -> list[Any]:
     raise ValueError(_WHILE_REVERSE_ERROR)
 
 
-@while_p.def_partial_eval
+@partial_eval_rules.register(while_p)
 def _while_partial_eval(unknowns: list[bool], *, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr,
                         cond_nconsts: int, body_nconsts: int) -> PeResult:
     params: dict[str, ParamValue] = {"cond_jaxpr": cond_jaxpr, "body_jaxpr": body_jaxpr,
@@ -746,7 +750,7 @@ def _while_partial_eval(unknowns: list[bool], *, cond_jaxpr: ClosedJaxpr, body_j
     return known_j, unknown_j, carry_uk, len(k_avals)
 
 
-@while_p.def_dce
+@dce_rules.register(while_p)
 def _while_dce(used_outputs: Sequence[bool], eqn: JaxprEqn) -> tuple[list[bool], JaxprEqn | None]:
     """Keep the carries that are used, read by the predicate, or needed by a kept carry (a
     fixpoint), and the consts those need; the mask is over the old operands."""
@@ -780,7 +784,7 @@ def _while_dce(used_outputs: Sequence[bool], eqn: JaxprEqn) -> tuple[list[bool],
     return keep_cc + keep_bc + used, eqn.replace(invars=tuple(invars), outvars=tuple(outvars), params=params)
 
 
-@while_p.def_lowering
+@lowering_rules.register(while_p)
 def _while_lowering(ctx: LoweringRuleContext, *args: str, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr,
                     cond_nconsts: int, body_nconsts: int) -> list[str]:
     cc, bc, init = _split(args, cond_nconsts, body_nconsts)
@@ -1043,11 +1047,10 @@ def _scan_jvp(primals: list[Any], tangents: list[Any], *, jaxpr: ClosedJaxpr, le
     return [*carry_out, *ys], touts
 
 
-scan_p.jvp_rule = _scan_jvp
-scan_p.jvp_takes_symbolic_zeros = True
+jvp_rules.register(scan_p, symbolic_zeros=True)(_scan_jvp)
 
 
-@scan_p.def_batching
+@batching_rules.register(scan_p)
 def _scan_batching(axis_size: int, vals: list[Any], dims: list[Dim], *, jaxpr: ClosedJaxpr, length: int,
                    reverse: bool, num_consts: int, num_carry: int, linear: tuple[bool, ...],
                    unroll: int) -> tuple[list[Any], list[Dim]]:
@@ -1077,7 +1080,7 @@ def _scan_batching(axis_size: int, vals: list[Any], dims: list[Dim], *, jaxpr: C
     return outs, carry_dims + [1 if d is not None else None for d in ys_dims[:ny]]
 
 
-@scan_p.def_transpose
+@transpose_rules.register(scan_p)
 def _scan_transpose(cts: list[Any], *args: Any, jaxpr: ClosedJaxpr, length: int, reverse: bool, num_consts: int,
                     num_carry: int, linear: tuple[bool, ...], unroll: int) -> list[Any]:
     nc, ncar = num_consts, num_carry
@@ -1123,7 +1126,7 @@ def _scan_transpose(cts: list[Any], *args: Any, jaxpr: ClosedJaxpr, length: int,
             + [next(x_it) if lin else None for lin in x_lin])
 
 
-@scan_p.def_partial_eval
+@partial_eval_rules.register(scan_p)
 def _scan_partial_eval(unknowns: list[bool], *, jaxpr: ClosedJaxpr, length: int, reverse: bool, num_consts: int,
                        num_carry: int, linear: tuple[bool, ...], unroll: int) -> PeResult:
     nc, ncar = num_consts, num_carry
@@ -1240,7 +1243,7 @@ def _scan_partial_eval(unknowns: list[bool], *, jaxpr: ClosedJaxpr, length: int,
     return known_j, unknown_j, carry_uk + ys_uk, n_res
 
 
-@scan_p.def_dce
+@dce_rules.register(scan_p)
 def _scan_dce(used_outputs: Sequence[bool], eqn: JaxprEqn) -> tuple[list[bool], JaxprEqn | None]:
     """Keep the used ys, the carries used or needed by kept outputs (a fixpoint), and the
     consts and xs those need; the mask is over the old operands."""
@@ -1269,7 +1272,7 @@ def _scan_dce(used_outputs: Sequence[bool], eqn: JaxprEqn) -> tuple[list[bool], 
     return keep, eqn.replace(invars=invars, outvars=outvars, params=params)
 
 
-@scan_p.def_lowering
+@lowering_rules.register(scan_p)
 def _scan_lowering(ctx: LoweringRuleContext, *args: str, jaxpr: ClosedJaxpr, length: int, reverse: bool,
                    num_consts: int, num_carry: int, linear: tuple[bool, ...], unroll: int) -> list[str]:
     nc, ncar = num_consts, num_carry

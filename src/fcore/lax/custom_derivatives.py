@@ -27,6 +27,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from fcore.backend.lowering import lowering_rules
+from fcore.transforms.batching import batching_rules
+from fcore.transforms.dce import dce_rules
+from fcore.transforms.jvp import jvp_rules
+from fcore.transforms.transpose import transpose_rules
 from fcore.backend.lowering import LoweringError, LoweringRuleContext
 from fcore.errors import FcoreError
 from fcore.interpreters.array import ArrayImpl
@@ -34,7 +39,7 @@ from fcore.interpreters.stack import current_trace, trace_scope
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr, JaxprEqn
 from fcore.ir.params import ParamStruct
-from fcore.ir.primitive import Primitive
+from fcore.lax._primitive import Primitive
 from fcore.lax._base import check_operands
 from fcore.lax.reductions import reduce_sum
 from fcore.lax.traced_rules import LazyJaxpr, as_eager_results, eval_closed, lower_call, param_of
@@ -183,11 +188,10 @@ def _custom_jvp_call_jvp(
     return outs[:n], outs[n:]
 
 
-custom_jvp_call_p.jvp_rule = _custom_jvp_call_jvp
-custom_jvp_call_p.jvp_takes_symbolic_zeros = True
+jvp_rules.register(custom_jvp_call_p, symbolic_zeros=True)(_custom_jvp_call_jvp)
 
 
-@custom_jvp_call_p.def_batching
+@batching_rules.register(custom_jvp_call_p)
 def _custom_jvp_call_batching(
     axis_size: int, vals: list[Any], dims: list[Dim], *, call_jaxpr: ClosedJaxpr, jvp: LazyJaxpr, num_consts: int,
     symbolic_zeros: bool, name: str,
@@ -203,7 +207,7 @@ def _custom_jvp_call_batching(
     return outs, [0] * len(outs)
 
 
-@custom_jvp_call_p.def_transpose
+@transpose_rules.register(custom_jvp_call_p)
 def _custom_jvp_call_transpose(
     cts: list[Any], *invals: Any, call_jaxpr: ClosedJaxpr, jvp: LazyJaxpr, num_consts: int, symbolic_zeros: bool,
     name: str,
@@ -211,7 +215,7 @@ def _custom_jvp_call_transpose(
     return _transpose_call(cts, *invals, call_jaxpr=call_jaxpr)
 
 
-@custom_jvp_call_p.def_dce
+@dce_rules.register(custom_jvp_call_p)
 def _custom_jvp_call_dce(used_outputs: Sequence[bool], eqn: JaxprEqn) -> tuple[list[bool], JaxprEqn | None]:
     """Prune unused outputs from the body and (lazily) from the rule; every input stays (the
     rule may use inputs the body does not)."""
@@ -228,7 +232,7 @@ def _custom_jvp_call_dce(used_outputs: Sequence[bool], eqn: JaxprEqn) -> tuple[l
     return [True] * len(eqn.invars), eqn.replace(outvars=outvars, params=params)
 
 
-@custom_jvp_call_p.def_lowering
+@lowering_rules.register(custom_jvp_call_p)
 def _custom_jvp_call_lowering(
     ctx: LoweringRuleContext, *args: str, call_jaxpr: ClosedJaxpr, jvp: LazyJaxpr, num_consts: int,
     symbolic_zeros: bool, name: str,
@@ -281,8 +285,7 @@ def _custom_vjp_call_jvp(
     return outs_res[:n], t_out
 
 
-custom_vjp_call_p.jvp_rule = _custom_vjp_call_jvp
-custom_vjp_call_p.jvp_takes_symbolic_zeros = True
+jvp_rules.register(custom_vjp_call_p, symbolic_zeros=True)(_custom_vjp_call_jvp)
 
 
 def _vmap_bwd(bwd: CustomBwd, axis_size: int, res_dims: Callable[[], Sequence[Dim]],
@@ -315,7 +318,7 @@ def _vmap_bwd(bwd: CustomBwd, axis_size: int, res_dims: Callable[[], Sequence[Di
     return CustomBwd(bwd.name, batched, out_avals)
 
 
-@custom_vjp_call_p.def_batching
+@batching_rules.register(custom_vjp_call_p)
 def _custom_vjp_call_batching(
     axis_size: int, vals: list[Any], dims: list[Dim], *, call_jaxpr: ClosedJaxpr, fwd: LazyJaxpr, bwd: CustomBwd,
     num_consts: int, symbolic_zeros: bool, name: str,
@@ -347,7 +350,7 @@ def _custom_vjp_call_batching(
     return outs, [0] * len(outs)
 
 
-@custom_vjp_call_p.def_dce
+@dce_rules.register(custom_vjp_call_p)
 def _custom_vjp_call_dce(used_outputs: Sequence[bool], eqn: JaxprEqn) -> tuple[list[bool], JaxprEqn | None]:
     """Prune unused outputs from the body and the fwd (residuals stay); the bwd gets zero
     cotangents for the pruned outputs."""
@@ -374,7 +377,7 @@ def _custom_vjp_call_dce(used_outputs: Sequence[bool], eqn: JaxprEqn) -> tuple[l
     return [True] * len(eqn.invars), eqn.replace(outvars=outvars, params=params)
 
 
-@custom_vjp_call_p.def_lowering
+@lowering_rules.register(custom_vjp_call_p)
 def _custom_vjp_call_lowering(
     ctx: LoweringRuleContext, *args: str, call_jaxpr: ClosedJaxpr, fwd: LazyJaxpr, bwd: CustomBwd, num_consts: int,
     symbolic_zeros: bool, name: str,
@@ -414,18 +417,18 @@ def _custom_lin_impl(*args: Any, num_res: int, bwd: CustomBwd) -> list[Any]:
     raise ForwardModeError(bwd)
 
 
-@custom_lin_p.def_batching
+@batching_rules.register(custom_lin_p)
 def _custom_lin_batching(axis_size: int, vals: list[Any], dims: list[Dim], *, num_res: int,
                          bwd: CustomBwd) -> tuple[list[Any], list[Dim]]:
     raise ForwardModeError(bwd)
 
 
-@custom_lin_p.def_lowering
+@lowering_rules.register(custom_lin_p)
 def _custom_lin_lowering(ctx: LoweringRuleContext, *args: str, num_res: int, bwd: CustomBwd) -> list[str]:
     raise _ForwardModeLoweringError(str(ForwardModeError(bwd)))
 
 
-@custom_lin_p.def_transpose
+@transpose_rules.register(custom_lin_p)
 def _custom_lin_transpose(cts: list[Any], *invals: Any, num_res: int, bwd: CustomBwd) -> list[Any]:
     cts_in = bwd.fun(invals[:num_res], [instantiate(c) for c in cts])
     lin = invals[num_res:]

@@ -20,11 +20,14 @@ from typing import Any, Union
 import numpy as np
 from typing_extensions import TypeAlias
 
+from fcore.backend.lowering import lowering_rules
+from fcore.transforms.batching import batching_rules
+from fcore.transforms.transpose import transpose_rules
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.dtypes import DType
-from fcore.ir.primitive import Primitive
+from fcore.lax._primitive import Primitive
 from fcore.lax._base import ArrayLike, shape_of, checked_impl
 
 NpArray = np.ndarray[Any, Any]
@@ -440,7 +443,7 @@ def _dot_general_transpose(
     return [None, _dot_general_transpose_lhs(ct, y, x, dimension_numbers=swapped, swap_ans=True, **params)]
 
 
-dot_general_p.def_transpose(_dot_general_transpose)
+transpose_rules.register(dot_general_p)(_dot_general_transpose)
 
 
 # -- batching ------------------------------------------------------------------------------
@@ -476,7 +479,7 @@ def _dot_general_batch_dim_nums(
     return ((lc, rc), (lb, rb)), out_dim
 
 
-@dot_general_p.def_batching
+@batching_rules.register(dot_general_p)
 def _dot_general_batching(
     axis_size: int,
     vals: list[Any],
@@ -505,7 +508,7 @@ def _dims_list(dims: Dims) -> str:
     return f"[{', '.join(map(str, dims))}]"
 
 
-@dot_general_p.def_lowering
+@lowering_rules.register(dot_general_p)
 def _dot_general_lowering(
     ctx: LoweringRuleContext,
     lhs: str,

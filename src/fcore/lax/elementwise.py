@@ -13,13 +13,17 @@ from typing import Any
 
 import numpy as np
 
+from fcore.backend.lowering import lowering_rules
+from fcore.transforms.batching import batching_rules
+from fcore.transforms.jvp import jvp_rules
+from fcore.transforms.transpose import transpose_rules
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.stack import CURRENT_TRACE
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.dtypes import DType
 from fcore.ir.params import ParamValue
-from fcore.ir.primitive import Primitive
+from fcore.lax._primitive import Primitive
 from fcore.lax._base import PYTHON_SCALARS, ArrayLike, broadcast_shapes_scalar, match_scalars, same_dtypes
 
 NpArray = np.ndarray[Any, Any]
@@ -740,8 +744,7 @@ def _select_n_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
     return out, select_n(which, *[instantiate(t) for t in case_ts])
 
 
-select_n_p.jvp_rule = _select_n_jvp
-select_n_p.jvp_takes_symbolic_zeros = True
+jvp_rules.register(select_n_p, symbolic_zeros=True)(_select_n_jvp)
 
 
 def _convert_jvp(primals: list[Any], tangents: list[Any], *, new_dtype: DType, weak_type: bool) -> tuple[Any, Any]:
@@ -752,8 +755,7 @@ def _convert_jvp(primals: list[Any], tangents: list[Any], *, new_dtype: DType, w
     return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
 
 
-convert_element_type_p.jvp_rule = _convert_jvp
-convert_element_type_p.jvp_takes_symbolic_zeros = True
+jvp_rules.register(convert_element_type_p, symbolic_zeros=True)(_convert_jvp)
 
 
 # -- transpose rules -----------------------------------------------------------------------
@@ -800,17 +802,17 @@ def _convert_transpose(ct: Any, x: Any, *, new_dtype: DType, weak_type: bool) ->
     return [convert_element_type_p.bind(ct, new_dtype=a.dtype, weak_type=a.weak_type)]
 
 
-add_p.def_transpose(_add_transpose)
-sub_p.def_transpose(_sub_transpose)
-mul_p.def_transpose(_mul_transpose)
-div_p.def_transpose(_div_transpose)
-neg_p.def_transpose(lambda ct, x: [neg(ct)])
-select_n_p.def_transpose(_select_n_transpose)
-convert_element_type_p.def_transpose(_convert_transpose)
-real_p.def_transpose(lambda ct, x: [complex(ct, _zeros(ct))])
-imag_p.def_transpose(lambda ct, x: [complex(_zeros(ct), neg(ct))])
-conj_p.def_transpose(lambda ct, x: [conj(ct)])
-complex_p.def_transpose(lambda ct, x, y: [real(ct), neg(imag(ct))])
+transpose_rules.register(add_p)(_add_transpose)
+transpose_rules.register(sub_p)(_sub_transpose)
+transpose_rules.register(mul_p)(_mul_transpose)
+transpose_rules.register(div_p)(_div_transpose)
+transpose_rules.register(neg_p)(lambda ct, x: [neg(ct)])
+transpose_rules.register(select_n_p)(_select_n_transpose)
+transpose_rules.register(convert_element_type_p)(_convert_transpose)
+transpose_rules.register(real_p)(lambda ct, x: [complex(ct, _zeros(ct))])
+transpose_rules.register(imag_p)(lambda ct, x: [complex(_zeros(ct), neg(ct))])
+transpose_rules.register(conj_p)(lambda ct, x: [conj(ct)])
+transpose_rules.register(complex_p)(lambda ct, x, y: [real(ct), neg(imag(ct))])
 
 # -- batching rules ----------------------------------------------------------------------
 for _p in UNARY + (abs_p, real_p, imag_p, conj_p, integer_pow_p, round_p, convert_element_type_p,
@@ -821,7 +823,7 @@ for _p in (add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p, atan2_p, next
     defbroadcasting(_p)
 
 
-@select_n_p.def_batching
+@batching_rules.register(select_n_p)
 def _select_n_batching(axis_size: int, vals: list[Any], dims: list[int | None]) -> tuple[Any, int]:
     """Cases never broadcast against each other (only the predicate may be rank 0), so
     every case is given the batch axis at 0, and a batched rank-0 predicate is broadcast."""
@@ -897,7 +899,7 @@ for _p, _op in [
     (cosh_p, "chlo.cosh"), (asinh_p, "chlo.asinh"), (acosh_p, "chlo.acosh"), (atanh_p, "chlo.atanh"),
     (erf_p, "chlo.erf"),
 ]:
-    _p.def_lowering(_lower_unary(_op))
+    lowering_rules.register(_p)(_lower_unary(_op))
 
 for _p, _op in [
     (add_p, "stablehlo.add"), (sub_p, "stablehlo.subtract"), (mul_p, "stablehlo.multiply"), (div_p, "stablehlo.divide"),
@@ -907,10 +909,10 @@ for _p, _op in [
     (shift_left_p, "stablehlo.shift_left"), (shift_right_arithmetic_p, "stablehlo.shift_right_arithmetic"),
     (shift_right_logical_p, "stablehlo.shift_right_logical"),
 ]:
-    _p.def_lowering(_lower_nary(_op))
+    lowering_rules.register(_p)(_lower_nary(_op))
 
 for _p, _dir in [(eq_p, "EQ"), (ne_p, "NE"), (lt_p, "LT"), (le_p, "LE"), (gt_p, "GT"), (ge_p, "GE")]:
-    _p.def_lowering(_lower_compare(_dir))
+    lowering_rules.register(_p)(_lower_compare(_dir))
 
 
 def _lower_typed_unary(op: str) -> Callable[..., str]:
@@ -920,19 +922,19 @@ def _lower_typed_unary(op: str) -> Callable[..., str]:
     return rule
 
 
-is_finite_p.def_lowering(_lower_typed_unary("stablehlo.is_finite"))
-real_p.def_lowering(_lower_typed_unary("stablehlo.real"))
-imag_p.def_lowering(_lower_typed_unary("stablehlo.imag"))
+lowering_rules.register(is_finite_p)(_lower_typed_unary("stablehlo.is_finite"))
+lowering_rules.register(real_p)(_lower_typed_unary("stablehlo.real"))
+lowering_rules.register(imag_p)(_lower_typed_unary("stablehlo.imag"))
 
 
-@abs_p.def_lowering
+@lowering_rules.register(abs_p)
 def _abs_lowering(ctx: LoweringRuleContext, x: str) -> str:
     if dtypes.is_complex(ctx.avals_in[0].dtype):
         return ctx.op_typed("stablehlo.abs", [x], ctx.avals_in, ctx.avals_out[0])
     return ctx.op("stablehlo.abs", [x], ctx.avals_out[0])
 
 
-@conj_p.def_lowering
+@lowering_rules.register(conj_p)
 def _conj_lowering(ctx: LoweringRuleContext, x: str) -> str:
     (a,) = ctx.avals_in
     part = a.update(dtype=_real_dtype(a.dtype))
@@ -941,7 +943,7 @@ def _conj_lowering(ctx: LoweringRuleContext, x: str) -> str:
     return ctx.op_typed("stablehlo.complex", [re, ctx.op("stablehlo.negate", [im], part)], [part, part], a)
 
 
-@complex_p.def_lowering
+@lowering_rules.register(complex_p)
 def _complex_lowering(ctx: LoweringRuleContext, x: str, y: str) -> str:
     out = ctx.avals_out[0]
     a, b = ctx.avals_in
@@ -950,20 +952,20 @@ def _complex_lowering(ctx: LoweringRuleContext, x: str, y: str) -> str:
     return ctx.op_typed("stablehlo.complex", [x, y], [part, part], out)
 
 
-@round_p.def_lowering
+@lowering_rules.register(round_p)
 def _round_lowering(ctx: LoweringRuleContext, x: str, *, rounding_method: int) -> str:
     op = "stablehlo.round_nearest_even" if rounding_method == 1 else "stablehlo.round_nearest_afz"
     return ctx.op(op, [x], ctx.avals_out[0])
 
 
-@exp2_p.def_lowering
+@lowering_rules.register(exp2_p)
 def _exp2_lowering(ctx: LoweringRuleContext, x: str) -> str:
     out = ctx.avals_out[0]
     two = ctx.constant(2, out.dtype, out.shape)
     return ctx.op("stablehlo.power", [two, x], out)
 
 
-@integer_pow_p.def_lowering
+@lowering_rules.register(integer_pow_p)
 def _integer_pow_lowering(ctx: LoweringRuleContext, x: str, *, y: int) -> str:
     out = ctx.avals_out[0]
     if y == 0:
@@ -982,7 +984,7 @@ def _integer_pow_lowering(ctx: LoweringRuleContext, x: str, *, y: int) -> str:
     return acc
 
 
-@select_n_p.def_lowering
+@lowering_rules.register(select_n_p)
 def _select_n_lowering(ctx: LoweringRuleContext, which: str, *cases: str) -> str:
     out = ctx.avals_out[0]
     w = ctx.avals_in[0]
@@ -1002,14 +1004,14 @@ def _select_n_lowering(ctx: LoweringRuleContext, which: str, *cases: str) -> str
     return result
 
 
-@clamp_p.def_lowering
+@lowering_rules.register(clamp_p)
 def _clamp_lowering(ctx: LoweringRuleContext, lo: str, x: str, hi: str) -> str:
     out = ctx.avals_out[0]
     lo_a, _, hi_a = ctx.avals_in
     return ctx.op("stablehlo.clamp", [ctx.broadcast(lo, lo_a, out.shape), x, ctx.broadcast(hi, hi_a, out.shape)], out)
 
 
-@convert_element_type_p.def_lowering
+@lowering_rules.register(convert_element_type_p)
 def _convert_lowering(ctx: LoweringRuleContext, x: str, *, new_dtype: DType, weak_type: bool) -> str:
     (a,) = ctx.avals_in
     out = ctx.avals_out[0]
@@ -1025,4 +1027,4 @@ def _convert_lowering(ctx: LoweringRuleContext, x: str, *, new_dtype: DType, wea
     return ctx.op_typed("stablehlo.convert", [x], [a], out)
 
 
-stop_gradient_p.def_lowering(lambda ctx, x: x)
+lowering_rules.register(stop_gradient_p)(lambda ctx, x: x)

@@ -17,18 +17,22 @@ from typing import Any
 
 import numpy as np
 
+from fcore.backend.lowering import lowering_rules
 from fcore.interpreters.array import Array, ArrayImpl
+from fcore.interpreters.eval import get_aval
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
 from fcore.lax._base import ArrayLike, is_python_scalar, match_scalars, weak_scalar
-from fcore.lax._decomposed import call_decomposed, define_decomposed, up_and_broadcast
+from fcore.lax._decomposed import call_decomposed, elementwise_run_by_xla, lower_decomposed, up_and_broadcast
 from fcore.lax.control_flow import while_loop
 from fcore.lax.elementwise import (
-    abs, add, and_, div, eq, exp, ge, gt, le, log, lt, mul, ne, neg, not_, or_, select, sub,
+    abs, add, and_, convert_element_type, div, eq, exp, ge, gt, le, log, lt, mul, ne, neg, not_, or_, select, sub,
 )
 from fcore.lax.reductions import reduce_or
 from fcore.lax.special import digamma, lgamma
 from fcore.lax.structural import full_like
+from fcore.transforms.batching import defbroadcasting
+from fcore.transforms.jvp import defjvp
 
 __all__ = ["igamma", "igammac", "igamma_grad_a", "random_gamma_grad", "igamma_p", "igammac_p", "igamma_grad_a_p"]
 
@@ -221,9 +225,20 @@ def _random_gamma_grad_impl(a: Array, x: Array, *, dtype: DType) -> Array:
     return _derivative_impl(a, x, dtype, _Mode.SAMPLE_DERIVATIVE)
 
 
-# -- user functions ---------------------------------------------------------------------------
 def _binary_operands(a: ArrayLike, x: ArrayLike) -> tuple[ArrayLike, ArrayLike]:
     return match_scalars(a, x) if is_python_scalar(a) or is_python_scalar(x) else (a, x)
+
+
+def _igamma_grad_x(g: Any, a: Array, x: Array) -> Array:
+    """``dP/dx = x^(a-1) e^-x / Gamma(a)``."""
+    return mul(g, exp(sub(add(neg(x), mul(sub(a, _c(a, 1.0)), log(x))), lgamma(a))))
+
+
+# -- igamma: P(a, x) ----------------------------------------------------------------------------
+igamma_p = elementwise_run_by_xla("igamma", 2)
+defjvp(igamma_p, lambda g, a, x: mul(g, igamma_grad_a(a, x)), _igamma_grad_x)
+defbroadcasting(igamma_p)
+lowering_rules.register(igamma_p)(lower_decomposed(up_and_broadcast(_igamma_impl), "igamma"))
 
 
 def igamma(a: ArrayLike, x: ArrayLike) -> Array:
@@ -232,10 +247,30 @@ def igamma(a: ArrayLike, x: ArrayLike) -> Array:
     return out
 
 
+# -- igammac: Q(a, x) = 1 - P(a, x) -------------------------------------------------------------
+igammac_p = elementwise_run_by_xla("igammac", 2)
+defjvp(igammac_p, lambda g, a, x: neg(mul(g, igamma_grad_a(a, x))), lambda g, a, x: neg(_igamma_grad_x(g, a, x)))
+defbroadcasting(igammac_p)
+lowering_rules.register(igammac_p)(lower_decomposed(up_and_broadcast(_igammac_impl), "igammac"))
+
+
 def igammac(a: ArrayLike, x: ArrayLike) -> Array:
     """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``."""
     out: Array = igammac_p.bind(*_binary_operands(a, x))
     return out
+
+
+# -- igamma_grad_a: dP/da (not differentiable, as in JAX) ---------------------------------------
+igamma_grad_a_p = elementwise_run_by_xla("igamma_grad_a", 2)
+
+
+def _no_derivative(g: Any, a: Array, x: Array) -> Array:
+    raise NotImplementedError("Differentiation rule for 'igamma_grad_a' not implemented")
+
+
+defjvp(igamma_grad_a_p, _no_derivative, _no_derivative)
+defbroadcasting(igamma_grad_a_p)
+lowering_rules.register(igamma_grad_a_p)(lower_decomposed(up_and_broadcast(_igamma_grad_a_impl), "igamma_grad_a"))
 
 
 def igamma_grad_a(a: ArrayLike, x: ArrayLike) -> Array:
@@ -244,43 +279,17 @@ def igamma_grad_a(a: ArrayLike, x: ArrayLike) -> Array:
     return out
 
 
+# -- random_gamma_grad: a function of lax operations, as in JAX ----------------------------------
+_random_gamma_grad = up_and_broadcast(_random_gamma_grad_impl)
+
+
 def random_gamma_grad(a: ArrayLike, x: ArrayLike) -> Array:
     """``dx/da`` for a sample ``x`` of ``Gamma(a, 1)`` held at its quantile (JAX computes this
-    with lax operations directly, not as a primitive; so does fcore)."""
-    from fcore.lax.elementwise import convert_element_type
-    from fcore.interpreters.eval import get_aval
-
+    with lax operations, not as a primitive; fcore stages them as one ``jit`` call, so that
+    eager calls run compiled too). Operands broadcast as NumPy's do."""
     a, x = _binary_operands(a, x)
     ta, tx = get_aval(a), get_aval(x)
     if ta.dtype != tx.dtype or not dtypes.is_floating(ta.dtype):
         raise TypeError(f"random_gamma_grad requires arguments of one floating dtype, got {ta.dtype} and {tx.dtype}")
     return call_decomposed(_random_gamma_grad, "random_gamma_grad", convert_element_type(a, ta.dtype, ta.weak_type),
                            convert_element_type(x, tx.dtype, tx.weak_type))
-
-
-_random_gamma_grad = up_and_broadcast(_random_gamma_grad_impl)
-
-
-# -- the primitives ---------------------------------------------------------------------------
-igamma_p = define_decomposed("igamma", 2, up_and_broadcast(_igamma_impl))
-igammac_p = define_decomposed("igammac", 2, up_and_broadcast(_igammac_impl))
-igamma_grad_a_p = define_decomposed("igamma_grad_a", 2, up_and_broadcast(_igamma_grad_a_impl))
-
-from fcore.transforms.batching import defbroadcasting  # noqa: E402
-from fcore.transforms.jvp import defjvp  # noqa: E402
-
-
-def _igamma_grad_x(g: Any, a: Array, x: Array) -> Array:
-    """``dP/dx = x^(a-1) e^-x / Gamma(a)``."""
-    return mul(g, exp(sub(add(neg(x), mul(sub(a, _c(a, 1.0)), log(x))), lgamma(a))))
-
-
-def _no_derivative(g: Any, a: Array, x: Array) -> Array:
-    raise NotImplementedError("Differentiation rule for 'igamma_grad_a' not implemented")
-
-
-defjvp(igamma_p, lambda g, a, x: mul(g, igamma_grad_a(a, x)), _igamma_grad_x)
-defjvp(igammac_p, lambda g, a, x: neg(mul(g, igamma_grad_a(a, x))), lambda g, a, x: neg(_igamma_grad_x(g, a, x)))
-defjvp(igamma_grad_a_p, _no_derivative, _no_derivative)
-for _p in (igamma_p, igammac_p, igamma_grad_a_p):
-    defbroadcasting(_p)

@@ -18,12 +18,16 @@ from typing import Any
 
 import numpy as np
 
+from fcore.backend.lowering import lowering_rules
+from fcore.transforms.batching import batching_rules
+from fcore.transforms.jvp import jvp_rules
+from fcore.transforms.transpose import transpose_rules
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.dtypes import DType
 from fcore.ir.params import ParamValue
-from fcore.ir.primitive import Primitive
+from fcore.lax._primitive import Primitive
 from fcore.lax._base import ArrayLike, checked_impl
 
 NpArray = np.ndarray[Any, Any]
@@ -439,8 +443,7 @@ def _reduce_prod_jvp(primals: list[Any], tangents: list[Any], *, axes: Axes) -> 
     return out, _reshape(ts, rest)
 
 
-reduce_prod_p.jvp_rule = _reduce_prod_jvp
-reduce_prod_p.jvp_takes_symbolic_zeros = True
+jvp_rules.register(reduce_prod_p, symbolic_zeros=True)(_reduce_prod_jvp)
 
 
 # Cumulative reductions other than cumsum: as JAX, the jvp of a parallel prefix scan
@@ -535,8 +538,7 @@ def _cumulative_jvp(prim: Primitive, combine: Callable[[Pair, Pair], Pair]) -> N
         _, t_out = _associative_scan(combine, [x, instantiate(t)], axis, reverse)
         return out, t_out
 
-    prim.jvp_rule = rule
-    prim.jvp_takes_symbolic_zeros = True
+    jvp_rules.register(prim, symbolic_zeros=True)(rule)
 
 
 _cumulative_jvp(cumprod_p, _mul_pair)
@@ -557,8 +559,8 @@ def _cumsum_transpose(ct: Any, operand: Any, *, axis: int, reverse: bool) -> lis
     return [cumsum(ct, axis, not reverse)]
 
 
-reduce_sum_p.def_transpose(_reduce_sum_transpose)
-cumsum_p.def_transpose(_cumsum_transpose)
+transpose_rules.register(reduce_sum_p)(_reduce_sum_transpose)
+transpose_rules.register(cumsum_p)(_cumsum_transpose)
 
 
 # -- batching rules ------------------------------------------------------------------------
@@ -577,7 +579,7 @@ def _defreducer(prim: Primitive) -> None:
         out_dim = _kept_dims(_aval(x).ndim, new_axes).index(bdim)
         return prim.bind(x, axes=new_axes, **params), out_dim
 
-    prim.batching_rule = rule
+    batching_rules.register(prim)(rule)
 
 
 def _defcumulative_batching(prim: Primitive) -> None:
@@ -586,7 +588,7 @@ def _defcumulative_batching(prim: Primitive) -> None:
         assert bdim is not None
         return prim.bind(x, axis=axis + 1 if axis >= bdim else axis, reverse=reverse), bdim
 
-    prim.batching_rule = rule
+    batching_rules.register(prim)(rule)
 
 
 for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p, reduce_xor_p,
@@ -802,13 +804,13 @@ def _min_identity(dt: DType) -> Any:
     return _identity_min(dt)
 
 
-reduce_sum_p.def_lowering(_reduce_lowering("stablehlo.add", _zero))
-reduce_prod_p.def_lowering(_reduce_lowering("stablehlo.multiply", _one))
-reduce_max_p.def_lowering(_reduce_lowering("stablehlo.maximum", _max_identity, _chooser("GT", "stablehlo.maximum")))
-reduce_min_p.def_lowering(_reduce_lowering("stablehlo.minimum", _min_identity, _chooser("LT", "stablehlo.minimum")))
-reduce_and_p.def_lowering(_reduce_lowering("stablehlo.and", _all_ones))
-reduce_or_p.def_lowering(_reduce_lowering("stablehlo.or", _zero))
-reduce_xor_p.def_lowering(_reduce_lowering("stablehlo.xor", _zero))
+lowering_rules.register(reduce_sum_p)(_reduce_lowering("stablehlo.add", _zero))
+lowering_rules.register(reduce_prod_p)(_reduce_lowering("stablehlo.multiply", _one))
+lowering_rules.register(reduce_max_p)(_reduce_lowering("stablehlo.maximum", _max_identity, _chooser("GT", "stablehlo.maximum")))
+lowering_rules.register(reduce_min_p)(_reduce_lowering("stablehlo.minimum", _min_identity, _chooser("LT", "stablehlo.minimum")))
+lowering_rules.register(reduce_and_p)(_reduce_lowering("stablehlo.and", _all_ones))
+lowering_rules.register(reduce_or_p)(_reduce_lowering("stablehlo.or", _zero))
+lowering_rules.register(reduce_xor_p)(_reduce_lowering("stablehlo.xor", _zero))
 
 
 def _argminmax_lowering(direction: str, identity: Callable[[DType], Any]) -> Callable[..., str]:
@@ -847,8 +849,8 @@ def _argminmax_lowering(direction: str, identity: Callable[[DType], Any]) -> Cal
     return rule
 
 
-argmax_p.def_lowering(_argminmax_lowering("GT", _identity_max))
-argmin_p.def_lowering(_argminmax_lowering("LT", _identity_min))
+lowering_rules.register(argmax_p)(_argminmax_lowering("GT", _identity_max))
+lowering_rules.register(argmin_p)(_argminmax_lowering("LT", _identity_min))
 
 
 def _cumulative_lowering(identity: Callable[[DType], Any], combine: _Combiner) -> Callable[..., str]:
@@ -887,8 +889,8 @@ def _float_neg_inf(dt: DType) -> Any:
     return -np.inf
 
 
-cumsum_p.def_lowering(_cumulative_lowering(_zero, _simple("stablehlo.add")))
-cumprod_p.def_lowering(_cumulative_lowering(_one, _simple("stablehlo.multiply")))
-cummax_p.def_lowering(_cumulative_lowering(_max_identity, _chooser("GT", "stablehlo.maximum")))
-cummin_p.def_lowering(_cumulative_lowering(_min_identity, _chooser("LT", "stablehlo.minimum")))
-cumlogsumexp_p.def_lowering(_cumulative_lowering(_float_neg_inf, _logaddexp_combiner))
+lowering_rules.register(cumsum_p)(_cumulative_lowering(_zero, _simple("stablehlo.add")))
+lowering_rules.register(cumprod_p)(_cumulative_lowering(_one, _simple("stablehlo.multiply")))
+lowering_rules.register(cummax_p)(_cumulative_lowering(_max_identity, _chooser("GT", "stablehlo.maximum")))
+lowering_rules.register(cummin_p)(_cumulative_lowering(_min_identity, _chooser("LT", "stablehlo.minimum")))
+lowering_rules.register(cumlogsumexp_p)(_cumulative_lowering(_float_neg_inf, _logaddexp_combiner))

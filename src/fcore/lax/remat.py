@@ -25,6 +25,12 @@ from typing import Any
 
 import attrs
 
+from fcore.backend.lowering import lowering_rules
+from fcore.transforms.batching import batching_rules
+from fcore.transforms.dce import dce_rules
+from fcore.transforms.jvp import jvp_rules
+from fcore.transforms.partial_eval import partial_eval_rules
+from fcore.transforms.transpose import transpose_rules
 from fcore.backend.lowering import LoweringRuleContext, tensor_type
 from fcore.interpreters.array import ArrayImpl
 from fcore.interpreters.staging import trace_to_jaxpr
@@ -32,7 +38,8 @@ from fcore.ir.avals import ShapedArray
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from fcore.ir.params import ParamStruct, ParamValue
 from fcore.ir.parser import register_param_struct
-from fcore.ir.primitive import Primitive
+from fcore.ir.primitive import Primitive as IrPrimitive
+from fcore.lax._primitive import Primitive
 from fcore.lax._base import check_operands
 from fcore.lax.call import hoist_consts
 from fcore.lax.traced_rules import as_eager_results, eval_closed, lower_call, param_of
@@ -67,10 +74,10 @@ class SavePolicy(ParamStruct):
 
     __slots__ = ()
 
-    def saveable(self, prim: Primitive, avals: Sequence[ShapedArray], params: Mapping[str, ParamValue]) -> bool:
+    def saveable(self, prim: IrPrimitive, avals: Sequence[ShapedArray], params: Mapping[str, ParamValue]) -> bool:
         raise NotImplementedError
 
-    def __call__(self, prim: Primitive, *avals: ShapedArray, **params: ParamValue) -> bool:
+    def __call__(self, prim: IrPrimitive, *avals: ShapedArray, **params: ParamValue) -> bool:
         """JAX's calling convention for policies."""
         return self.saveable(prim, avals, params)
 
@@ -80,7 +87,7 @@ class SavePolicy(ParamStruct):
 class EverythingSaveable(SavePolicy):
     """Save every value: differentiation as without ``checkpoint``."""
 
-    def saveable(self, prim: Primitive, avals: Sequence[ShapedArray], params: Mapping[str, ParamValue]) -> bool:
+    def saveable(self, prim: IrPrimitive, avals: Sequence[ShapedArray], params: Mapping[str, ParamValue]) -> bool:
         return True
 
 
@@ -89,7 +96,7 @@ class EverythingSaveable(SavePolicy):
 class NothingSaveable(SavePolicy):
     """Save nothing but the inputs: recompute everything (what ``policy=None`` means)."""
 
-    def saveable(self, prim: Primitive, avals: Sequence[ShapedArray], params: Mapping[str, ParamValue]) -> bool:
+    def saveable(self, prim: IrPrimitive, avals: Sequence[ShapedArray], params: Mapping[str, ParamValue]) -> bool:
         return False
 
 
@@ -101,7 +108,7 @@ class DotsSaveable(SavePolicy):
 
     only_if_no_batch_dims: bool
 
-    def saveable(self, prim: Primitive, avals: Sequence[ShapedArray], params: Mapping[str, ParamValue]) -> bool:
+    def saveable(self, prim: IrPrimitive, avals: Sequence[ShapedArray], params: Mapping[str, ParamValue]) -> bool:
         if prim.name != "dot_general":
             return False
         if not self.only_if_no_batch_dims:
@@ -121,7 +128,7 @@ class CallablePolicy(SavePolicy):
             raise TypeError(f"a checkpoint policy must be callable, got {fun!r}")
         self.fun = fun
 
-    def saveable(self, prim: Primitive, avals: Sequence[ShapedArray], params: Mapping[str, ParamValue]) -> bool:
+    def saveable(self, prim: IrPrimitive, avals: Sequence[ShapedArray], params: Mapping[str, ParamValue]) -> bool:
         return bool(self.fun(prim, *avals, **params))
 
     def __eq__(self, other: object) -> bool:
@@ -190,11 +197,10 @@ def _remat_jvp(primals: list[Any], tangents: list[Any], *, jaxpr: ClosedJaxpr, p
     return outs[:n], [next(t_it) if nz else Zero(a) for nz, a in zip(out_nz, jaxpr.out_avals)]
 
 
-remat_p.jvp_rule = _remat_jvp
-remat_p.jvp_takes_symbolic_zeros = True
+jvp_rules.register(remat_p, symbolic_zeros=True)(_remat_jvp)
 
 
-@remat_p.def_batching
+@batching_rules.register(remat_p)
 def _remat_batching(axis_size: int, vals: list[Any], dims: list[Dim], *, jaxpr: ClosedJaxpr, prevent_cse: bool,
                     differentiated: bool, policy: SavePolicy | None) -> tuple[list[Any], list[Dim]]:
     batched, out_dims = batch_jaxpr(jaxpr, axis_size, dims)
@@ -202,7 +208,7 @@ def _remat_batching(axis_size: int, vals: list[Any], dims: list[Dim], *, jaxpr: 
     return outs, out_dims
 
 
-@remat_p.def_transpose
+@transpose_rules.register(remat_p)
 def _remat_transpose(cts: list[Any], *invals: Any, jaxpr: ClosedJaxpr, prevent_cse: bool, differentiated: bool,
                      policy: SavePolicy | None) -> list[Any]:
     linear = [is_undefined(x) for x in invals]
@@ -213,7 +219,7 @@ def _remat_transpose(cts: list[Any], *invals: Any, jaxpr: ClosedJaxpr, prevent_c
     return [next(outs) if lin else None for lin in linear]
 
 
-@remat_p.def_dce
+@dce_rules.register(remat_p)
 def _remat_dce(used_outputs: Sequence[bool], eqn: JaxprEqn) -> tuple[list[bool], JaxprEqn | None]:
     if not any(used_outputs):
         return [False] * len(eqn.invars), None
@@ -225,7 +231,7 @@ def _remat_dce(used_outputs: Sequence[bool], eqn: JaxprEqn) -> tuple[list[bool],
     return used_inputs, eqn.replace(invars=invars, outvars=outvars, params=params)
 
 
-@remat_p.def_lowering
+@lowering_rules.register(remat_p)
 def _remat_lowering(ctx: LoweringRuleContext, *args: str, jaxpr: ClosedJaxpr, prevent_cse: bool,
                     differentiated: bool, policy: SavePolicy | None) -> list[str]:
     operands = list(args)
@@ -259,7 +265,7 @@ def _recompute_jaxpr(known: Jaxpr, saved: Sequence[Var], residuals: Sequence[Ato
     return dce_jaxpr_open(jaxpr, [True] * len(residuals))
 
 
-@remat_p.def_partial_eval
+@partial_eval_rules.register(remat_p)
 def _remat_partial_eval(unknowns: list[bool], *, jaxpr: ClosedJaxpr, prevent_cse: bool, differentiated: bool,
                         policy: SavePolicy | None) -> tuple[ClosedJaxpr, ClosedJaxpr, list[bool], int]:
     known_j, unknown_j, out_unknowns, _ = partial_eval_jaxpr(jaxpr, unknowns, False)

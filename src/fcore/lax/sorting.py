@@ -15,11 +15,14 @@ from typing import Any, cast
 
 import numpy as np
 
+from fcore.backend.lowering import lowering_rules
+from fcore.transforms.batching import batching_rules
+from fcore.transforms.jvp import jvp_rules
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray
 from fcore.ir.dtypes import DType
-from fcore.ir.primitive import Primitive
+from fcore.lax._primitive import Primitive
 from fcore.lax._base import ArrayLike, checked_impl
 
 NpArray = np.ndarray[Any, Any]
@@ -145,8 +148,7 @@ def _sort_jvp(primals: list[Any], tangents: list[Any], *, dimension: int, is_sta
     return outs, touts
 
 
-sort_p.jvp_rule = _sort_jvp
-sort_p.jvp_takes_symbolic_zeros = True
+jvp_rules.register(sort_p, symbolic_zeros=True)(_sort_jvp)
 
 
 def _sort_batching(axis_size: int, vals: list[Any], dims: list[Dim], *, dimension: int, is_stable: bool,
@@ -166,7 +168,7 @@ def _sort_batching(axis_size: int, vals: list[Any], dims: list[Dim], *, dimensio
     return outs, [bdim] * len(outs)
 
 
-sort_p.batching_rule = _sort_batching
+batching_rules.register(sort_p)(_sort_batching)
 
 
 # -- lowering (StableHLO text) ---------------------------------------------------------------
@@ -236,7 +238,7 @@ def _sort_lowering(ctx: LoweringRuleContext, *operands: str, dimension: int, is_
     return [name] if len(avals) == 1 else [f"{name}#{i}" for i in range(len(avals))]
 
 
-sort_p.def_lowering(_sort_lowering)
+lowering_rules.register(sort_p)(_sort_lowering)
 
 
 # -- top_k[k, axis] ---------------------------------------------------------------------------
@@ -295,8 +297,7 @@ def _top_k_jvp(primals: list[Any], tangents: list[Any], *, k: int, axis: int) ->
     return [vals, idx], [take_along(t, idx, axis), Zero(get_aval(idx))]
 
 
-top_k_p.jvp_rule = _top_k_jvp
-top_k_p.jvp_takes_symbolic_zeros = True
+jvp_rules.register(top_k_p, symbolic_zeros=True)(_top_k_jvp)
 
 
 def _top_k_batching(axis_size: int, vals: list[Any], dims: list[Dim], *, k: int, axis: int) -> tuple[Any, Any]:
@@ -306,7 +307,7 @@ def _top_k_batching(axis_size: int, vals: list[Any], dims: list[Dim], *, k: int,
     return outs, [bdim, bdim]
 
 
-top_k_p.batching_rule = _top_k_batching
+batching_rules.register(top_k_p)(_top_k_batching)
 
 
 def _top_k_lowering(ctx: LoweringRuleContext, x: str, *, k: int, axis: int) -> list[str]:
@@ -337,4 +338,4 @@ def _top_k_lowering(ctx: LoweringRuleContext, x: str, *, k: int, axis: int) -> l
     return [transpose(f"{name}#0", out_v), transpose(f"{name}#1", out_i)]
 
 
-top_k_p.def_lowering(_top_k_lowering)
+lowering_rules.register(top_k_p)(_top_k_lowering)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from fcore.backend.lowering import lowering_rules
 from fcore.interpreters.array import Array
 from fcore.lax._base import ArrayLike, match_scalars, is_python_scalar
 from fcore.lax.elementwise import _define, _lower_nary, _lower_unary  # the elementwise machinery, shared
@@ -198,9 +199,9 @@ defjvp(zeta_p, None, lambda g, s, q: mul(g, mul(neg(s), zeta(add(s, _scalar(s, 1
 for _p in (erfc_p, erf_inv_p, lgamma_p, digamma_p, polygamma_p, zeta_p):
     defbroadcasting(_p)
 
-erfc_p.def_lowering(_lower_unary("chlo.erfc"))
-erf_inv_p.def_lowering(_lower_unary("chlo.erf_inv"))
-lgamma_p.def_lowering(_lower_unary("chlo.lgamma"))
-digamma_p.def_lowering(_lower_unary("chlo.digamma"))
-polygamma_p.def_lowering(_lower_nary("chlo.polygamma"))
-zeta_p.def_lowering(_lower_nary("chlo.zeta"))
+lowering_rules.register(erfc_p)(_lower_unary("chlo.erfc"))
+lowering_rules.register(erf_inv_p)(_lower_unary("chlo.erf_inv"))
+lowering_rules.register(lgamma_p)(_lower_unary("chlo.lgamma"))
+lowering_rules.register(digamma_p)(_lower_unary("chlo.digamma"))
+lowering_rules.register(polygamma_p)(_lower_nary("chlo.polygamma"))
+lowering_rules.register(zeta_p)(_lower_nary("chlo.zeta"))

@@ -24,6 +24,10 @@ from typing import Any
 import attrs
 import numpy as np
 
+from fcore.backend.lowering import lowering_rules
+from fcore.transforms.batching import batching_rules
+from fcore.transforms.jvp import jvp_rules
+from fcore.transforms.transpose import transpose_rules
 from fcore.interpreters.array import Array
 from fcore.interpreters.trace import Tracer
 from fcore.ir import dtypes
@@ -31,7 +35,7 @@ from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.dtypes import DType
 from fcore.ir.core import ClosedJaxpr
 from fcore.ir.params import ParamStruct, ParamValue
-from fcore.ir.primitive import Primitive
+from fcore.lax._primitive import Primitive
 from fcore.lax._base import ArrayLike, match_scalars, same_dtypes, checked_impl, shape_of
 from fcore.lax.elementwise import add, convert_element_type, lt, select_n
 
@@ -1498,8 +1502,7 @@ def _gather_jvp(primals: list[Any], tangents: list[Any], **params: Any) -> tuple
     return out, gather_p.bind(t, idx, **params)
 
 
-gather_p.jvp_rule = _gather_jvp
-gather_p.jvp_takes_symbolic_zeros = True
+jvp_rules.register(gather_p, symbolic_zeros=True)(_gather_jvp)
 
 
 def _gather_dnums_of(dn: ScatterDimensionNumbers) -> GatherDimensionNumbers:
@@ -1584,8 +1587,7 @@ def _scatter_jvp(
     return scatter_kept(x, u), scatter_kept(tx, tu)
 
 
-scatter_p.jvp_rule = _scatter_jvp
-scatter_p.jvp_takes_symbolic_zeros = True
+jvp_rules.register(scatter_p, symbolic_zeros=True)(_scatter_jvp)
 
 
 def _scatter_params(**params: Any) -> dict[str, Any]:
@@ -1647,8 +1649,7 @@ def _scatter_extremal_jvp(prim: Primitive) -> Callable[..., tuple[Any, Any]]:
 
 
 for _p in (scatter_min_p, scatter_max_p):
-    _p.jvp_rule = _scatter_extremal_jvp(_p)
-    _p.jvp_takes_symbolic_zeros = True
+    jvp_rules.register(_p, symbolic_zeros=True)(_scatter_extremal_jvp(_p))
 
 
 # -- transpose rules -----------------------------------------------------------------------
@@ -1803,19 +1804,19 @@ def _scatter_transpose(
     return [op_ct, None, up_ct]
 
 
-broadcast_in_dim_p.def_transpose(_broadcast_in_dim_transpose)
-reshape_p.def_transpose(_reshape_transpose)
-squeeze_p.def_transpose(lambda ct, x, *, dimensions: [reshape_p.bind(ct, new_sizes=_aval(x).shape, dimensions=None)])
-transpose_p.def_transpose(lambda ct, x, *, permutation: [transpose(ct, _inverse_perm(permutation))])
-concatenate_p.def_transpose(_concatenate_transpose)
-pad_p.def_transpose(_pad_transpose)
-slice_p.def_transpose(_slice_transpose)
-dynamic_slice_p.def_transpose(_dynamic_slice_transpose)
-dynamic_update_slice_p.def_transpose(_dynamic_update_slice_transpose)
-rev_p.def_transpose(lambda ct, x, *, dimensions: [rev_p.bind(ct, dimensions=dimensions)])
-gather_p.def_transpose(_gather_transpose)
-scatter_add_p.def_transpose(_scatter_add_transpose)
-scatter_p.def_transpose(_scatter_transpose)
+transpose_rules.register(broadcast_in_dim_p)(_broadcast_in_dim_transpose)
+transpose_rules.register(reshape_p)(_reshape_transpose)
+transpose_rules.register(squeeze_p)(lambda ct, x, *, dimensions: [reshape_p.bind(ct, new_sizes=_aval(x).shape, dimensions=None)])
+transpose_rules.register(transpose_p)(lambda ct, x, *, permutation: [transpose(ct, _inverse_perm(permutation))])
+transpose_rules.register(concatenate_p)(_concatenate_transpose)
+transpose_rules.register(pad_p)(_pad_transpose)
+transpose_rules.register(slice_p)(_slice_transpose)
+transpose_rules.register(dynamic_slice_p)(_dynamic_slice_transpose)
+transpose_rules.register(dynamic_update_slice_p)(_dynamic_update_slice_transpose)
+transpose_rules.register(rev_p)(lambda ct, x, *, dimensions: [rev_p.bind(ct, dimensions=dimensions)])
+transpose_rules.register(gather_p)(_gather_transpose)
+transpose_rules.register(scatter_add_p)(_scatter_add_transpose)
+transpose_rules.register(scatter_p)(_scatter_transpose)
 
 
 def _scatter_mul_transpose(
@@ -1839,7 +1840,7 @@ def _scatter_mul_transpose(
     return [op_ct, None, up_ct]
 
 
-scatter_mul_p.def_transpose(_scatter_mul_transpose)
+transpose_rules.register(scatter_mul_p)(_scatter_mul_transpose)
 
 
 # -- batching rules ----------------------------------------------------------------------
@@ -2087,22 +2088,22 @@ def _scatter_batching(prim: Primitive) -> Callable[..., tuple[Any, Dim]]:
     return rule
 
 
-broadcast_in_dim_p.def_batching(_broadcast_in_dim_batch)
-reshape_p.def_batching(_reshape_batch)
-squeeze_p.def_batching(_squeeze_batch)
-transpose_p.def_batching(_transpose_batch)
-concatenate_p.def_batching(_concatenate_batch)
-pad_p.def_batching(_pad_batch)
-slice_p.def_batching(_slice_batch)
-dynamic_slice_p.def_batching(_dynamic_slice_batch)
-dynamic_update_slice_p.def_batching(_dynamic_update_slice_batch)
-iota_p.def_batching(_iota_batch)
-rev_p.def_batching(_rev_batch)
-gather_p.def_batching(_gather_batch)
-scatter_p.def_batching(_scatter_batching(scatter_p))
-scatter_add_p.def_batching(_scatter_batching(scatter_add_p))
+batching_rules.register(broadcast_in_dim_p)(_broadcast_in_dim_batch)
+batching_rules.register(reshape_p)(_reshape_batch)
+batching_rules.register(squeeze_p)(_squeeze_batch)
+batching_rules.register(transpose_p)(_transpose_batch)
+batching_rules.register(concatenate_p)(_concatenate_batch)
+batching_rules.register(pad_p)(_pad_batch)
+batching_rules.register(slice_p)(_slice_batch)
+batching_rules.register(dynamic_slice_p)(_dynamic_slice_batch)
+batching_rules.register(dynamic_update_slice_p)(_dynamic_update_slice_batch)
+batching_rules.register(iota_p)(_iota_batch)
+batching_rules.register(rev_p)(_rev_batch)
+batching_rules.register(gather_p)(_gather_batch)
+batching_rules.register(scatter_p)(_scatter_batching(scatter_p))
+batching_rules.register(scatter_add_p)(_scatter_batching(scatter_add_p))
 for _p in (scatter_mul_p, scatter_min_p, scatter_max_p):
-    _p.def_batching(_scatter_batching(_p))
+    batching_rules.register(_p)(_scatter_batching(_p))
 
 
 # -- lowering rules (StableHLO text) -------------------------------------------------------
@@ -2121,7 +2122,7 @@ def _index_compare_type(dt: DType) -> str:
     return "UNSIGNED" if dtypes.is_unsigned_int(dt) else "SIGNED"
 
 
-@broadcast_in_dim_p.def_lowering
+@lowering_rules.register(broadcast_in_dim_p)
 def _broadcast_in_dim_lowering(ctx: LoweringRuleContext, x: str, *, shape: Shape, broadcast_dimensions: Shape) -> str:
     (a,), out = ctx.avals_in, ctx.avals_out[0]
     return ctx.op_typed("stablehlo.broadcast_in_dim", [x], [a], out, f", dims = {_ints(broadcast_dimensions)}")
@@ -2138,7 +2139,7 @@ def _transpose_to(ctx: LoweringRuleContext, x: str, a: ShapedArray, perm: Shape)
     return ctx.op_typed("stablehlo.transpose", [x], [a], out, f", dims = {_ints(perm)}"), out
 
 
-@reshape_p.def_lowering
+@lowering_rules.register(reshape_p)
 def _reshape_lowering(ctx: LoweringRuleContext, x: str, *, new_sizes: Shape, dimensions: Shape | None) -> str:
     a = ctx.avals_in[0]
     if dimensions is not None:
@@ -2146,24 +2147,24 @@ def _reshape_lowering(ctx: LoweringRuleContext, x: str, *, new_sizes: Shape, dim
     return _reshape_to(ctx, x, a, ctx.avals_out[0])
 
 
-@squeeze_p.def_lowering
+@lowering_rules.register(squeeze_p)
 def _squeeze_lowering(ctx: LoweringRuleContext, x: str, *, dimensions: Shape) -> str:
     return _reshape_to(ctx, x, ctx.avals_in[0], ctx.avals_out[0])
 
 
-@transpose_p.def_lowering
+@lowering_rules.register(transpose_p)
 def _transpose_lowering(ctx: LoweringRuleContext, x: str, *, permutation: Shape) -> str:
     return _transpose_to(ctx, x, ctx.avals_in[0], permutation)[0]
 
 
-@concatenate_p.def_lowering
+@lowering_rules.register(concatenate_p)
 def _concatenate_lowering(ctx: LoweringRuleContext, *xs: str, dimension: int) -> str:
     if len(xs) == 1:
         return xs[0]
     return ctx.op_typed("stablehlo.concatenate", list(xs), ctx.avals_in, ctx.avals_out[0], f", dim = {dimension}")
 
 
-@pad_p.def_lowering
+@lowering_rules.register(pad_p)
 def _pad_lowering(ctx: LoweringRuleContext, x: str, padding_value: str, *, padding_config: PaddingConfig) -> str:
     if all(lo == hi == interior == 0 for lo, hi, interior in padding_config):
         return x
@@ -2172,7 +2173,7 @@ def _pad_lowering(ctx: LoweringRuleContext, x: str, padding_value: str, *, paddi
     return ctx.op_typed("stablehlo.pad", [x, padding_value], ctx.avals_in, ctx.avals_out[0], attrs)
 
 
-@slice_p.def_lowering
+@lowering_rules.register(slice_p)
 def _slice_lowering(
     ctx: LoweringRuleContext, x: str, *, start_indices: Shape, limit_indices: Shape, strides: Shape | None
 ) -> str:
@@ -2186,7 +2187,7 @@ def _slice_lowering(
     return ctx.op_typed("stablehlo.slice", [f"{x} [{parts}]"], [a], out)
 
 
-@dynamic_slice_p.def_lowering
+@lowering_rules.register(dynamic_slice_p)
 def _dynamic_slice_lowering(ctx: LoweringRuleContext, x: str, *indices: str, slice_sizes: Shape) -> str:
     if not indices:
         return x
@@ -2195,19 +2196,19 @@ def _dynamic_slice_lowering(ctx: LoweringRuleContext, x: str, *indices: str, sli
     )
 
 
-@dynamic_update_slice_p.def_lowering
+@lowering_rules.register(dynamic_update_slice_p)
 def _dynamic_update_slice_lowering(ctx: LoweringRuleContext, x: str, update: str, *indices: str) -> str:
     if not indices:
         return update
     return ctx.op_typed("stablehlo.dynamic_update_slice", [x, update, *indices], ctx.avals_in, ctx.avals_out[0])
 
 
-@iota_p.def_lowering
+@lowering_rules.register(iota_p)
 def _iota_lowering(ctx: LoweringRuleContext, *, dtype: DType, shape: Shape, dimension: int) -> str:
     return ctx.emit(f"stablehlo.iota dim = {dimension} : {tensor_type(ctx.avals_out[0])}")
 
 
-@rev_p.def_lowering
+@lowering_rules.register(rev_p)
 def _rev_lowering(ctx: LoweringRuleContext, x: str, *, dimensions: Shape) -> str:
     if not dimensions:
         return x
@@ -2232,7 +2233,7 @@ def _bool_attr(b: bool) -> str:
     return "true" if b else "false"
 
 
-@gather_p.def_lowering
+@lowering_rules.register(gather_p)
 def _gather_lowering(
     ctx: LoweringRuleContext, x: str, idx: str, *, dimension_numbers: GatherDimensionNumbers, slice_sizes: Shape,
     unique_indices: bool, indices_are_sorted: bool, mode: GatherScatterMode, fill_value: Any,
@@ -2319,8 +2320,8 @@ def _scatter_lowering(op: str | None) -> Callable[..., str]:
     return rule
 
 
-scatter_p.def_lowering(_scatter_lowering(None))
-scatter_add_p.def_lowering(_scatter_lowering("stablehlo.add"))
-scatter_mul_p.def_lowering(_scatter_lowering("stablehlo.multiply"))
-scatter_min_p.def_lowering(_scatter_lowering("stablehlo.minimum"))
-scatter_max_p.def_lowering(_scatter_lowering("stablehlo.maximum"))
+lowering_rules.register(scatter_p)(_scatter_lowering(None))
+lowering_rules.register(scatter_add_p)(_scatter_lowering("stablehlo.add"))
+lowering_rules.register(scatter_mul_p)(_scatter_lowering("stablehlo.multiply"))
+lowering_rules.register(scatter_min_p)(_scatter_lowering("stablehlo.minimum"))
+lowering_rules.register(scatter_max_p)(_scatter_lowering("stablehlo.maximum"))

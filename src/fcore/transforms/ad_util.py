@@ -5,10 +5,12 @@ few array operations the passes need (supplied by ``fcore.lax``, which sits abov
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Union
 
 import attrs
+from typing_extensions import TypeAlias
 
+from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray
 
@@ -25,6 +27,10 @@ class UndefinedPrimal:
     """Marks a linear input of an equation being transposed."""
 
     aval: ShapedArray
+
+
+#: A tangent or cotangent: a value, or a symbolic zero.
+Tangent: TypeAlias = Union[Array, Zero]
 
 
 def is_undefined(x: object) -> bool:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+
+from typing_extensions import Concatenate, TypeAlias
 
 from fcore.interpreters.eval import get_aval
 from fcore.interpreters.stack import bind_with_trace, set_current_trace
@@ -12,20 +14,35 @@ from fcore.interpreters.trace import Trace, Tracer
 from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.core import ClosedJaxpr, Literal
 from fcore.ir.params import ParamValue
-from fcore.ir.primitive import Primitive
+from fcore.ir.primitive import P, Primitive
+from fcore.ir.rules import RuleTable
 from fcore.transforms.ad_util import vspace
 from fcore.transforms.util import literal_value
 
 Dim = int | None
 
 
+#: A batching rule: ``(axis_size, vals, dims, **params) -> (outs, out_dims)`` (lists where the
+#: primitive has several results); ``P`` is the primitive's parameter signature.
+BatchingRule: TypeAlias = Callable[Concatenate[int, list[Any], list[Dim], P], tuple[Any, Any]]
+
+
+class BatchingRules(RuleTable["BatchingRule[...]"]):
+    """The batching rules, applied by ``BatchTrace`` and by ``batch_jaxpr``."""
+
+    __slots__ = ()
+
+    def register(self, prim: Primitive[P]) -> Callable[[BatchingRule[P]], BatchingRule[P]]:
+        return super().register(prim)
+
+
+batching_rules = BatchingRules("Batching")
+
+
 def call_batching_rule(
     prim: Primitive, axis_size: int, vals: Sequence[Any], dims: Sequence[Dim], params: dict[str, ParamValue]
 ) -> tuple[list[Any], list[Dim]]:
-    rule = prim.batching_rule
-    if rule is None:
-        raise NotImplementedError(f"Batching rule for '{prim.name}' not implemented")
-    outs, out_dims = rule(axis_size, list(vals), list(dims), **params)
+    outs, out_dims = batching_rules[prim](axis_size, list(vals), list(dims), **params)
     if prim.multiple_results:
         return list(outs), list(out_dims)
     return [outs], [out_dims]
@@ -72,7 +89,7 @@ def defbroadcasting(prim: Primitive) -> None:
                 new_vals.append(moveaxis(v, d, 0))
         return prim.bind(*new_vals, **params), 0
 
-    prim.batching_rule = rule
+    batching_rules.register(prim)(rule)
 
 
 def defvectorized(prim: Primitive) -> None:
@@ -81,7 +98,7 @@ def defvectorized(prim: Primitive) -> None:
     def rule(axis_size: int, vals: list[Any], dims: list[Dim], **params: ParamValue) -> tuple[Any, Any]:
         return prim.bind(*vals, **params), dims[0]
 
-    prim.batching_rule = rule
+    batching_rules.register(prim)(rule)
 
 
 # -- the front end: a trace ---------------------------------------------------------------

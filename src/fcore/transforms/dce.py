@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+from typing_extensions import TypeAlias
 
 from fcore.ir.core import ClosedJaxpr, Jaxpr, JaxprEqn, Var
+from fcore.ir.rules import RuleTable
 from fcore.transforms.util import bools, verified
+
+#: DCE of one equation of a higher-order primitive: ``(used_outputs, eqn) -> (used_inputs, eqn or
+#: None)``; ``None`` drops the equation. Other primitives are kept whole or dropped whole.
+DceRule: TypeAlias = Callable[[Sequence[bool], JaxprEqn], tuple[list[bool], JaxprEqn | None]]
+
+dce_rules: RuleTable[DceRule] = RuleTable("DCE")
 
 
 def dce_jaxpr_open(jaxpr: Jaxpr, used_outputs: Sequence[bool], prune_inputs: bool = True) -> tuple[Jaxpr, list[bool]]:
@@ -17,7 +26,7 @@ def dce_jaxpr_open(jaxpr: Jaxpr, used_outputs: Sequence[bool], prune_inputs: boo
         used = [id(v) in live for v in eqn.outvars]
         if not any(used):
             continue
-        rule = eqn.primitive.dce_rule
+        rule = dce_rules.get(eqn.primitive)
         if rule is not None:
             used_ins, new_eqn = rule(used, eqn)
             if new_eqn is None:

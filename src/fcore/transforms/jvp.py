@@ -6,10 +6,13 @@ Both ``JVPTrace`` (the front end behind ``fcore.jvp``/``linearize``) and
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal as TypingLiteral, overload
 
-from fcore.interpreters.array import ArrayImpl
+from typing_extensions import Concatenate, TypeAlias
+
+from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import get_aval
 from fcore.interpreters.stack import CURRENT_TRACE, bind_with_trace, set_current_trace
 from fcore.interpreters.staging import StagingTrace
@@ -17,10 +20,56 @@ from fcore.interpreters.trace import Trace, Tracer
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr, Literal
 from fcore.ir.params import ParamValue
-from fcore.ir.primitive import Primitive
+from fcore.ir.primitive import P, Primitive
+from fcore.ir.rules import RuleTable
 from fcore.transforms import ad_util
-from fcore.transforms.ad_util import Zero, add_tangents, has_tangent
+from fcore.transforms.ad_util import Tangent, Zero, add_tangents, has_tangent
 from fcore.transforms.util import bools, literal_value
+
+
+#: A jvp rule: ``(primals, tangents, **params) -> (primals_out, tangents_out)`` (lists where the
+#: primitive has several results). ``P`` is the primitive's parameter signature.
+JvpRule: TypeAlias = Callable[Concatenate[list[Array], list[Array], P], tuple[Any, Any]]
+#: A jvp rule that receives ``Zero`` for a symbolic-zero tangent instead of materialized zeros.
+SymbolicZerosJvpRule: TypeAlias = Callable[Concatenate[list[Array], list[Tangent], P], tuple[Any, Any]]
+
+
+class JvpRules(RuleTable["SymbolicZerosJvpRule[...]"]):
+    """The jvp rules, applied by ``JVPTrace`` and by ``jvp_jaxpr``.
+
+    Stored rules take symbolic zeros; a rule registered without ``symbolic_zeros=True``
+    (the usual case for a user's rule) is given materialized zeros.
+    """
+
+    __slots__ = ()
+
+    @overload  # type: ignore[override]
+    def register(
+        self, prim: Primitive[P], *, symbolic_zeros: TypingLiteral[False] = False
+    ) -> Callable[[JvpRule[P]], JvpRule[P]]: ...
+    @overload
+    def register(
+        self, prim: Primitive[P], *, symbolic_zeros: TypingLiteral[True]
+    ) -> Callable[[SymbolicZerosJvpRule[P]], SymbolicZerosJvpRule[P]]: ...
+    def register(self, prim: Primitive[P], *, symbolic_zeros: bool = False) -> Callable[[Any], Any]:
+        store = super().register(prim)
+
+        def define(rule: Callable[..., tuple[Any, Any]]) -> Callable[..., tuple[Any, Any]]:
+            if symbolic_zeros:
+                store(rule)
+                return rule
+
+            @functools.wraps(rule)  # keeps the rule's signature visible (tests check it against the schema)
+            def instantiating(primals: list[Array], tangents: list[Tangent], /, **params: ParamValue) -> tuple[Any, Any]:
+                return rule(primals, [ad_util.instantiate(t) for t in tangents], **params)
+
+            store(instantiating)
+            return rule
+
+        return define
+
+
+jvp_rules = JvpRules("Differentiation")
 
 
 def call_jvp_rule(
@@ -28,12 +77,7 @@ def call_jvp_rule(
 ) -> tuple[list[Any], list[Any]]:
     """Apply ``prim``'s jvp rule (it may not mutate the lists it is given); results as lists,
     integer outputs get ``Zero`` tangents."""
-    rule = prim.jvp_rule
-    if rule is None:
-        raise NotImplementedError(f"Differentiation rule for '{prim.name}' not implemented")
-    if not prim.jvp_takes_symbolic_zeros:
-        tangents = [ad_util.instantiate(t) for t in tangents]
-    out, tout = rule(primals, tangents, **params)
+    out, tout = jvp_rules[prim](primals, tangents, **params)
     if not prim.multiple_results:
         aval = get_aval(out)
         return [out], [Zero(aval) if tout is None or not has_tangent(aval) else tout]
@@ -78,8 +122,7 @@ def defjvp(prim: Primitive, *fns: TangentFn | None) -> None:
         terms = [fn(t, *primals, **params) for fn, t in zip(fns, tangents) if fn is not None and type(t) is not Zero]
         return out, sum_tangent_terms(out, terms, len(primals))
 
-    prim.jvp_rule = rule
-    prim.jvp_takes_symbolic_zeros = True
+    jvp_rules.register(prim, symbolic_zeros=True)(rule)
 
 
 def defjvp_with_output(prim: Primitive, *fns: TangentFn | None) -> None:
@@ -92,8 +135,7 @@ def defjvp_with_output(prim: Primitive, *fns: TangentFn | None) -> None:
         ]
         return out, sum_tangent_terms(out, terms, len(primals))
 
-    prim.jvp_rule = rule
-    prim.jvp_takes_symbolic_zeros = True
+    jvp_rules.register(prim, symbolic_zeros=True)(rule)
 
 
 def defjvp_zero(prim: Primitive) -> None:
@@ -105,8 +147,7 @@ def defjvp_zero(prim: Primitive) -> None:
             return out, [Zero(get_aval(o)) for o in out]
         return out, Zero(get_aval(out))
 
-    prim.jvp_rule = rule
-    prim.jvp_takes_symbolic_zeros = True
+    jvp_rules.register(prim, symbolic_zeros=True)(rule)
 
 
 def deflinear(prim: Primitive, linear_argnums: Sequence[int] | None = None) -> None:
@@ -125,8 +166,7 @@ def deflinear(prim: Primitive, linear_argnums: Sequence[int] | None = None) -> N
             args[i] = ad_util.instantiate(tangents[i])
         return out, CURRENT_TRACE.get().process_primitive(prim, args, params)
 
-    prim.jvp_rule = rule
-    prim.jvp_takes_symbolic_zeros = True
+    jvp_rules.register(prim, symbolic_zeros=True)(rule)
 
 
 # -- the front end: a trace ---------------------------------------------------------------

@@ -3,7 +3,7 @@
 ``PartialEvalTrace`` does it while tracing (``linearize``: primal work runs now, in the
 parent trace; tangent work is staged); ``partial_eval_jaxpr`` does it to a jaxpr.
 
-A higher-order primitive's ``partial_eval_rule(unknowns, **params)`` returns
+A higher-order primitive's rule in ``partial_eval_rules``, ``(unknowns, **params)``, returns
 ``(known, unknown, out_unknowns, num_res)`` where ``known``/``unknown`` are either the
 params of two equations of the same primitive (the known one maps the known inputs to
 the known outputs and the residuals; the unknown one maps the residuals and the unknown
@@ -16,8 +16,10 @@ the unknown ones are staged as they are, without further splitting.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Union
+
+from typing_extensions import Concatenate, TypeAlias
 
 from fcore.interpreters.array import ArrayImpl
 from fcore.interpreters.eval import EvalTrace
@@ -27,8 +29,27 @@ from fcore.interpreters.staging import StagingTrace, StagingTracer
 from fcore.interpreters.trace import Trace
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, new_eqn
 from fcore.ir.params import ParamValue
-from fcore.ir.primitive import Primitive
+from fcore.ir.primitive import P, Primitive
+from fcore.ir.rules import RuleTable
 from fcore.transforms.util import bools, verified
+
+#: One half of a split equation: the params of an equation of the same primitive, or a jaxpr.
+Half: TypeAlias = Union[dict[str, ParamValue], ClosedJaxpr]
+#: A partial-evaluation rule: ``(unknowns, **params) -> (known, unknown, out_unknowns, num_res)``.
+PartialEvalRule: TypeAlias = Callable[Concatenate[list[bool], P], tuple[Half, Half, list[bool], int]]
+
+
+class PartialEvalRules(RuleTable["PartialEvalRule[...]"]):
+    """Rules of the higher-order primitives; any other primitive is staged whole when one of
+    its operands is unknown."""
+
+    __slots__ = ()
+
+    def register(self, prim: Primitive[P]) -> Callable[[PartialEvalRule[P]], PartialEvalRule[P]]:
+        return super().register(prim)
+
+
+partial_eval_rules = PartialEvalRules("Partial evaluation")
 
 
 class PartialEvalTrace(StagingTrace):
@@ -63,7 +84,7 @@ class PartialEvalTrace(StagingTrace):
                 # again: making it current first would only cost time.
                 return parent.process_primitive(prim, args, params)
             return bind_with_trace(parent, prim, args, params)
-        rule = prim.partial_eval_rule
+        rule = partial_eval_rules.get(prim)
         if rule is None:
             return super().process_primitive(prim, args, params)
         known_params, unknown_params, out_unknowns, num_res = rule(unknowns, **params)
@@ -75,8 +96,10 @@ class PartialEvalTrace(StagingTrace):
             with set_current_trace(self.parent):
                 known = eval_jaxpr(known_params.jaxpr, known_params.consts, *known_args)
             res = known[len(known) - num_res :]
+            assert isinstance(unknown_params, ClosedJaxpr)
             staged = self._stage_closed(unknown_params, res + unknown_args)
         else:
+            assert not isinstance(unknown_params, ClosedJaxpr)
             known = bind_with_trace(self.parent, prim, known_args, known_params)
             res = known[len(known) - num_res :]
             staged = super().process_primitive(prim, res + unknown_args, unknown_params)
@@ -161,7 +184,7 @@ def partial_eval_jaxpr(
         if not any(isinstance(a, Var) and id(a) in unknown_ids for a in eqn.invars):
             known_eqns.append(eqn)
             continue
-        rule = eqn.primitive.partial_eval_rule
+        rule = partial_eval_rules.get(eqn.primitive)
         if rule is not None:
             in_unknowns = [isinstance(a, Var) and id(a) in unknown_ids for a in eqn.invars]
             known_params, unknown_params, out_unknowns, num_res = rule(in_unknowns, **eqn.params)
@@ -184,6 +207,7 @@ def partial_eval_jaxpr(
                 for v, a in zip(unknown_outs, u_outs):
                     subst[id(v)] = a
                 continue
+            assert not isinstance(unknown_params, ClosedJaxpr)
             res_avals = eqn.primitive.abstract_eval([a.aval for a in known_ins], known_params)[len(eqn_known_outs):]
             res = [Var(a) for a in res_avals]
             assert len(res) == num_res

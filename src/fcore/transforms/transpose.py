@@ -2,28 +2,39 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+
+from typing_extensions import TypeAlias
 
 from fcore.interpreters.stack import set_current_trace
 from fcore.interpreters.staging import StagingTrace
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from fcore.ir.params import ParamValue
 from fcore.ir.primitive import Primitive
+from fcore.ir.rules import RuleTable
 from fcore.transforms import ad_util
 from fcore.transforms.ad_util import UndefinedPrimal, Zero, add_tangents
 from fcore.transforms.util import bools, literal_value, verified
 
+#: A transpose rule: ``(ct, *invals, **params) -> [ct_in, ...]`` with one cotangent (or ``None``
+#: or ``Zero``) per operand; linear operands arrive as ``UndefinedPrimal``. Where the primitive
+#: has several results, ``ct`` is a list. (Operands are variadic, so the signature is not checked
+#: against the primitive's parameter schema by mypy; tests/test_rule_tables.py checks it.)
+TransposeRule: TypeAlias = Callable[..., Sequence[Any]]
+
+transpose_rules: RuleTable[TransposeRule] = RuleTable("Transpose (for reverse-mode differentiation)")
+
+
 def call_transpose_rule(prim: Primitive, cts: list[Any], invals: list[Any], params: dict[str, ParamValue]) -> list[Any]:
-    rule = prim.transpose_rule
-    if rule is None:
-        raise NotImplementedError(f"Transpose rule (for reverse-mode differentiation) for '{prim.name}' not implemented")
+    rule = transpose_rules[prim]
     if prim.multiple_results:
         cts_in = rule([ad_util.instantiate(c) for c in cts], *invals, **params)
     else:
         ct = cts[0]
         cts_in = rule(ct if type(ct) is not Zero else ad_util.instantiate(ct), *invals, **params)
     return list(cts_in)
+
 
 def backward_pass(
     jaxpr: Jaxpr, linear: Sequence[bool], consts: Sequence[Any], nonlinear: Sequence[Any], cts: Sequence[Any]

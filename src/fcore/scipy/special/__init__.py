@@ -2,7 +2,6 @@
 custom derivatives. ``lpmn`` and ``lpmn_values`` are deprecated as in JAX (a
 ``DeprecationWarning`` on first access); ``sph_harm`` was removed (use ``sph_harm_y``)."""
 
-import functools as _functools
 import warnings as _warnings
 from typing import Any as _Any
 
@@ -38,13 +37,17 @@ _deprecations: dict[str, tuple[str, _Any]] = {
 }
 
 
-@_functools.cache
+_warned: set[str] = set()
+
+
 def __getattr__(name: str) -> _Any:
     """The deprecated names, as JAX's ``deprecation_getattr``: a warning on first access."""
     if name in _deprecations:
         message, fn = _deprecations[name]
         if fn is None:
             raise AttributeError(message)
-        _warnings.warn(message, DeprecationWarning, stacklevel=2)
+        if name not in _warned:
+            _warned.add(name)
+            _warnings.warn(message, DeprecationWarning, stacklevel=2)
         return fn
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

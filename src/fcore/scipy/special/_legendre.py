@@ -11,6 +11,7 @@ from fcore.api.jit import jit
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
+from fcore.lax import ArrayLike
 
 __all__ = ["lpmn", "lpmn_values", "sph_harm_y"]
 
@@ -135,17 +136,19 @@ def _check_z(z: Array, m: int, n: int) -> tuple[int, int]:
     return m, n
 
 
-def lpmn(m: int, n: int, z: Array) -> tuple[Array, Array]:
+def lpmn(m: int, n: int, z: ArrayLike) -> tuple[Array, Array]:
     """The associated Legendre functions ``P_n^m(z)`` for all orders and degrees up to ``m = n``,
     and their derivatives, each of shape ``(m + 1, n + 1, len(z))``."""
+    z = fnp.asarray(z)
     _, n = _check_z(z, m, n)
     p_vals: Array = _associated_legendre_jit(n, z, False)
     derivatives: Array = _derivatives_jit(p_vals, z, False)
     return p_vals, derivatives
 
 
-def lpmn_values(m: int, n: int, z: Array, is_normalized: bool) -> Array:
+def lpmn_values(m: int, n: int, z: ArrayLike, is_normalized: bool) -> Array:
     """The associated Legendre functions (optionally normalized) without derivatives."""
+    z = fnp.asarray(z)
     _, n = _check_z(z, m, n)
     out: Array = _associated_legendre_jit(n, z, bool(is_normalized))
     return out
@@ -163,7 +166,7 @@ def _sph_harm(n: Array, m: Array, theta: Array, phi: Array, n_max: int) -> Array
 _sph_harm_jit = jit(_sph_harm, static_argnums=(4,))
 
 
-def sph_harm_y(n: Array, m: Array, theta: Array, phi: Array, diff_n: int | None = None,
+def sph_harm_y(n: ArrayLike, m: ArrayLike, theta: ArrayLike, phi: ArrayLike, diff_n: int | None = None,
                n_max: int | None = None) -> Array:
     """The spherical harmonics ``Y_n^m(theta, phi)`` (``theta`` the polar angle, as scipy's
     ``sph_harm_y``); ``n_max`` must be static under transformations."""
