@@ -50,9 +50,9 @@ def promote_args_complex(name: str, *args: ArrayLike) -> list[Array]:
     return promote_n(name, *args, dt=dt, weak=weak)
 
 
-def const(x: Array | DType, value: float | complex) -> Array:
+def const(x: ArrayLike | DType, value: float | complex) -> Array:
     """``value`` as a strongly typed scalar of ``x``'s dtype (JAX's ``lax._const``)."""
-    dt = x if isinstance(x, np.dtype) else x.dtype
+    dt = x if isinstance(x, np.dtype) else fnp.asarray(x).dtype
     return ArrayImpl(np.asarray(value).astype(dt), False)
 
 
