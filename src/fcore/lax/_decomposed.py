@@ -91,9 +91,11 @@ def elementwise_run_by_xla(name: str, arity: int) -> Primitive:
     """An elementwise primitive on floats (the elementwise family's shape, dtype and weak-type
     rules) whose eager impl runs its lowering through XLA; its rules are registered by the
     caller, in the tables."""
-    eager: list[Callable[..., NpArray]] = []
-    p = _define(name, arity, "float", lambda *xs: eager[0](*xs))
-    eager.append(xla_impl(p))
+    def impl(*xs: NpArray) -> NpArray:
+        return run(*xs)  # bound below: the impl needs the primitive it belongs to
+
+    p = _define(name, arity, "float", impl)
+    run = xla_impl(p)
     return p
 
 
@@ -109,6 +111,7 @@ def call_decomposed(fn: Decomposition, name: str, *args: Array) -> Array:
 def up_and_broadcast(fn: Callable[..., Array]) -> Decomposition:
     """``fn(*operands, dtype=...)`` on operands broadcast to one shape (NumPy's rules), in
     float32 for the 16-bit floats (whose precision the algorithms' constants need)."""
+
     def wrapped(*args: Array) -> Array:
         shape = tuple(np.broadcast_shapes(*(a.shape for a in args)))
         xs = [a if a.shape == shape else broadcast_in_dim(a, shape, tuple(range(len(shape) - a.ndim, len(shape))))
