@@ -115,3 +115,11 @@ from fcore.lax.special import (
 from fcore.lax.control_flow import (
     cond_p as cond_p, scan_p as scan_p, while_p as while_p,
 )
+from fcore.lax.igamma import (
+    igamma as igamma, igamma_grad_a as igamma_grad_a, igamma_grad_a_p as igamma_grad_a_p, igamma_p as igamma_p,
+    igammac as igammac, igammac_p as igammac_p, random_gamma_grad as random_gamma_grad,
+)
+from fcore.lax.betainc import betainc as betainc, regularized_incomplete_beta_p as regularized_incomplete_beta_p
+from fcore.lax.bessel import (
+    bessel_i0e as bessel_i0e, bessel_i0e_p as bessel_i0e_p, bessel_i1e as bessel_i1e, bessel_i1e_p as bessel_i1e_p,
+)

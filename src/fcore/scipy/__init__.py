@@ -1,3 +1,4 @@
-"""``fcore.scipy``: the corner of ``jax.scipy`` fcore provides."""
+"""``fcore.scipy``: the corner of ``jax.scipy`` fcore provides (``special``, ``stats``)."""
 
 from fcore.scipy import special as special
+from fcore.scipy import stats as stats
