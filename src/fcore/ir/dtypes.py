@@ -51,6 +51,9 @@ __all__ = [
     "float64",
     "complex64",
     "complex128",
+    "extended",
+    "prng_key",
+    "ExtendedDType",
     "short_name",
     "from_short_name",
     "dtype_name",
@@ -116,6 +119,26 @@ SUPPORTED_DTYPES: Final[tuple[DType, ...]] = (
     complex64,
     complex128,
 )
+
+class extended(np.generic):  # noqa: N801  (JAX's name: ``jax.dtypes.extended``)
+    """Scalar type of the dtypes NumPy does not have; PRNG key dtypes are its subtypes."""
+
+
+class prng_key(extended):  # noqa: N801  (JAX's name: ``jax.dtypes.prng_key``)
+    """Scalar type of PRNG key dtypes (the ``key<fry>`` of ``fcore.random.key``)."""
+
+
+class ExtendedDType:
+    """A dtype NumPy does not have (a PRNG key dtype): ``type`` is a subclass of ``extended``,
+    so ``issubdtype(d, fcore.dtypes.prng_key)`` holds for key dtypes, as in JAX."""
+
+    type: type[extended] = extended
+
+    @property
+    def name(self) -> str:
+        raise NotImplementedError
+
+
 
 # --------------------------------------------------------------------------------------------
 # Names

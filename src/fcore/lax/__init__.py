@@ -65,6 +65,9 @@ from fcore.lax.structural import (
 )
 from fcore.lax.reductions import associative_scan as associative_scan, reduce as reduce
 from fcore.lax.dot import batch_matmul as batch_matmul
+from fcore.lax.bits import (
+    bitcast_convert_type as bitcast_convert_type, clz as clz, population_count as population_count,
+)
 
 
 # The primitive objects, as jax.lax exports them (for interpreters' rule tables and jaxpr matching).
@@ -109,4 +112,7 @@ from fcore.lax.special import (
 )
 from fcore.lax.control_flow import (
     cond_p as cond_p, scan_p as scan_p, while_p as while_p,
+)
+from fcore.lax.bits import (
+    bitcast_convert_type_p as bitcast_convert_type_p, clz_p as clz_p, population_count_p as population_count_p,
 )
