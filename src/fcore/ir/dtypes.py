@@ -23,7 +23,7 @@ This module imports only NumPy, ``ml_dtypes`` and fcore's two leaf modules.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, TypeAlias
+from typing import Any, ClassVar, Final, TypeAlias
 
 import ml_dtypes
 import numpy as np
@@ -132,7 +132,7 @@ class ExtendedDType:
     """A dtype NumPy does not have (a PRNG key dtype): ``type`` is a subclass of ``extended``,
     so ``issubdtype(d, fcore.dtypes.prng_key)`` holds for key dtypes, as in JAX."""
 
-    type: type[extended] = extended
+    type: ClassVar[type] = extended
 
     @property
     def name(self) -> str:

@@ -27,7 +27,8 @@ from fcore.lax.structural import broadcast_in_dim
 from fcore.transforms.batching import Dim, batching_rules, bdim_at
 from fcore.transforms.jvp import defjvp_zero
 
-__all__ = ["threefry2x32_p", "threefry2x32", "iota_2x32_shape_p", "iota_2x32_shape"]
+__all__ = ["threefry2x32_p", "threefry2x32", "threefry2x32_host", "iota_2x32_shape_p", "iota_2x32_shape",
+           "iota_2x32_shape_host"]
 
 #: Threefry-2x32's rotation distances: rounds alternate between the two groups of four.
 ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -58,7 +59,8 @@ def _rotate_left_np(v: NpArray, d: int) -> NpArray:
 
 
 @checked_impl(threefry2x32_p)
-def _threefry2x32_impl(k1: NpArray, k2: NpArray, x1: NpArray, x2: NpArray) -> list[NpArray]:
+def threefry2x32_host(k1: NpArray, k2: NpArray, x1: NpArray, x2: NpArray) -> list[NpArray]:
+    """The eager impl, vectorised NumPy (also ``fcore.random``'s eager key derivation)."""
     shape = np.broadcast_shapes(k1.shape, k2.shape, x1.shape, x2.shape)
     flat = [np.broadcast_to(a, shape).astype(np.uint32).reshape(-1) for a in (k1, k2, x1, x2)]  # 1-d: no scalar warnings
     ks = [flat[0], flat[1], flat[0] ^ flat[1] ^ np.uint32(KS_PARITY)]
@@ -152,7 +154,8 @@ def _iota_2x32_shape_abstract_eval(*args: ShapedArray, shape: tuple[int, ...]) -
 
 
 @checked_impl(iota_2x32_shape_p)
-def _iota_2x32_shape_impl(*, shape: tuple[int, ...]) -> list[NpArray]:
+def iota_2x32_shape_host(*, shape: tuple[int, ...]) -> list[NpArray]:
+    """The eager impl (also ``fcore.random``'s eager key derivation)."""
     counts = np.arange(math.prod(shape), dtype=np.uint64).reshape(shape)
     return [(counts >> np.uint64(32)).astype(np.uint32), counts.astype(np.uint32)]
 

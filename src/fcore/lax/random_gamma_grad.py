@@ -102,7 +102,7 @@ def _continued_fraction(ax: Array, x: Array, a: Array, enabled: Array, dtype: DT
 
     y = sub(_c(a, 1.0), a)
     z = add(add(x, y), _c(x, 1.0))
-    c = _c(x, 0.0)
+    c = convert_element_type(np.zeros((), dtype), dtype)  # the iteration count, a scalar
     pkm2 = _c(x, 1.0)
     qkm2 = x
     pkm1 = add(x, _c(x, 1.0))

@@ -257,6 +257,7 @@ def delta_orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None)
         ortho_matrix = orthogonal(scale=scale, column_axis=column_axis, dtype=dt)(key, shp[-2:])
         w = fnp.zeros(shp, dtype=dt)
         center = tuple((k - 1) // 2 for k in shp[:-2])
-        return w.at[(*center, ...)].set(ortho_matrix)
+        result: Array = w.at[(*center, ...)].set(ortho_matrix)
+        return result
 
     return init

@@ -11,7 +11,6 @@ import numpy as np
 
 from fcore import lax
 from fcore import numpy as fnp
-from fcore.api.jit import jit
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
@@ -21,6 +20,7 @@ from fcore.random._checks import (
     Shape, canonicalize_shape, check_broadcast_shapes, check_safe_to_cast, check_shape, float_dtype, shape_of,
     user_dtype,
 )
+from fcore.random._compiled import operand, specialize
 from fcore.random._key_ops import KeyArrayLike
 from fcore.random._keys import check_prng_key
 from fcore.random._threefry import threefry_random_bits, threefry_split
@@ -59,8 +59,6 @@ def _normal(key: Array, shape: Shape, dtype: DType) -> Array:
     return normal_floats(key, shape, dtype)
 
 
-_normal_jit = jit(_normal, static_argnums=(1, 2))
-
 
 def normal(key: KeyArrayLike, shape: Any = (), dtype: Any = None) -> Array:
     """Standard normal samples (default dtype: the default float; complex dtypes allowed)."""
@@ -69,7 +67,7 @@ def normal(key: KeyArrayLike, shape: Any = (), dtype: Any = None) -> Array:
     dt = user_dtype(dtype, float)
     if not dtypes.is_inexact(dt):
         raise ValueError(f"dtype argument to `normal` must be a float or complex dtype, got {dt}")
-    return _normal_jit(data, shp, dt)
+    return specialize(_normal, shp, dt)(data)
 
 
 def _truncated_normal(key: Array, lower: Any, upper: Any, shape: Shape | None, dtype: DType) -> Array:
@@ -90,14 +88,12 @@ def _truncated_normal(key: Array, lower: Any, upper: Any, shape: Shape | None, d
                     lax.nextafter(lax.stop_gradient(hi), np.array(-np.inf, dtype)))
 
 
-_truncated_normal_jit = jit(_truncated_normal, static_argnums=(3, 4))
-
 
 def truncated_normal(key: KeyArrayLike, lower: Any, upper: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Standard normal samples conditioned on ``lower < x < upper``."""
     shp = None if shape is None else canonicalize_shape(shape)
     data, _ = check_prng_key("truncated_normal", key)
-    return _truncated_normal_jit(data, lower, upper, shp, float_dtype("truncated_normal", dtype))
+    return specialize(_truncated_normal, shp, float_dtype("truncated_normal", dtype))(data, operand(lower), operand(upper))
 
 
 # -- transforms of one uniform draw ---------------------------------------------------------
@@ -110,13 +106,11 @@ def _exponential(key: Array, shape: Shape, dtype: DType) -> Array:
     return exponential_floats(key, shape, dtype)
 
 
-_exponential_jit = jit(_exponential, static_argnums=(1, 2))
-
 
 def exponential(key: KeyArrayLike, shape: Any = (), dtype: Any = None) -> Array:
     """Samples of the unit exponential distribution, ``-log1p(-u)``."""
     data, _ = check_prng_key("exponential", key)
-    return _exponential_jit(data, canonicalize_shape(shape), float_dtype("exponential", dtype))
+    return specialize(_exponential, canonicalize_shape(shape), float_dtype("exponential", dtype))(data)
 
 
 def _laplace(key: Array, shape: Shape, dtype: DType) -> Array:
@@ -124,13 +118,11 @@ def _laplace(key: Array, shape: Shape, dtype: DType) -> Array:
     return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
-_laplace_jit = jit(_laplace, static_argnums=(1, 2))
-
 
 def laplace(key: KeyArrayLike, shape: Any = (), dtype: Any = None) -> Array:
     """Samples of the standard Laplace distribution."""
     data, _ = check_prng_key("laplace", key)
-    return _laplace_jit(data, canonicalize_shape(shape), float_dtype("laplace", dtype))
+    return specialize(_laplace, canonicalize_shape(shape), float_dtype("laplace", dtype))(data)
 
 
 def _logistic(key: Array, shape: Shape, dtype: DType) -> Array:
@@ -138,13 +130,11 @@ def _logistic(key: Array, shape: Shape, dtype: DType) -> Array:
     return lax.sub(lax.log(x), lax.log1p(lax.neg(x)))
 
 
-_logistic_jit = jit(_logistic, static_argnums=(1, 2))
-
 
 def logistic(key: KeyArrayLike, shape: Any = (), dtype: Any = None) -> Array:
     """Samples of the standard logistic distribution, ``log(u) - log1p(-u)``."""
     data, _ = check_prng_key("logistic", key)
-    return _logistic_jit(data, canonicalize_shape(shape), float_dtype("logistic", dtype))
+    return specialize(_logistic, canonicalize_shape(shape), float_dtype("logistic", dtype))(data)
 
 
 def _cauchy(key: Array, shape: Shape, dtype: DType) -> Array:
@@ -152,13 +142,11 @@ def _cauchy(key: Array, shape: Shape, dtype: DType) -> Array:
     return lax.tan(lax.mul(np.array(np.pi, dtype), lax.sub(u, np.array(0.5, dtype))))
 
 
-_cauchy_jit = jit(_cauchy, static_argnums=(1, 2))
-
 
 def cauchy(key: KeyArrayLike, shape: Any = (), dtype: Any = None) -> Array:
     """Samples of the standard Cauchy distribution, ``tan(pi * (u - 1/2))``."""
     data, _ = check_prng_key("cauchy", key)
-    return _cauchy_jit(data, canonicalize_shape(shape), float_dtype("cauchy", dtype))
+    return specialize(_cauchy, canonicalize_shape(shape), float_dtype("cauchy", dtype))(data)
 
 
 # -- gumbel ---------------------------------------------------------------------------------
@@ -204,8 +192,6 @@ def _gumbel(key: Array, shape: Shape, dtype: DType, mode: str) -> Array:
     return gumbel_floats(key, shape, dtype, mode)
 
 
-_gumbel_jit = jit(_gumbel, static_argnums=(1, 2, 3))
-
 
 def gumbel_mode(mode: str | None) -> str:
     resolved = "low" if mode is None else mode
@@ -219,7 +205,7 @@ def gumbel(key: KeyArrayLike, shape: Any = (), dtype: Any = None, mode: str | No
     or ``'highest'``, for more precision in the tails)."""
     data, _ = check_prng_key("gumbel", key)
     dt = float_dtype("gumbel", dtype)
-    return _gumbel_jit(data, canonicalize_shape(shape), dt, gumbel_mode(mode))
+    return specialize(_gumbel, canonicalize_shape(shape), dt, gumbel_mode(mode))(data)
 
 
 # -- built on normal draws ------------------------------------------------------------------
@@ -227,13 +213,11 @@ def _maxwell(key: Array, shape: Shape, dtype: DType) -> Array:
     return norm(normal_floats(key, (*shape, 3), dtype), axis=-1)
 
 
-_maxwell_jit = jit(_maxwell, static_argnums=(1, 2))
-
 
 def maxwell(key: KeyArrayLike, shape: Any = (), dtype: Any = None) -> Array:
     """Samples of the one-sided Maxwell distribution: norms of standard normal 3-vectors."""
     data, _ = check_prng_key("maxwell", key)
-    return _maxwell_jit(data, canonicalize_shape(shape), float_dtype("maxwell", dtype))
+    return specialize(_maxwell, canonicalize_shape(shape), float_dtype("maxwell", dtype))(data)
 
 
 def _double_sided_maxwell(key: Array, loc: Any, scale: Any, shape: Shape, dtype: DType) -> Array:
@@ -242,24 +226,21 @@ def _double_sided_maxwell(key: Array, loc: Any, scale: Any, shape: Shape, dtype:
     keys = threefry_split(key, (2,))
     rvs = _maxwell(keys[0], full, dtype)
     signs = _rademacher(keys[1], full, dtype)
-    return signs * rvs * scale + loc
+    result: Array = signs * rvs * scale + loc
+    return result
 
-
-_double_sided_maxwell_jit = jit(_double_sided_maxwell, static_argnums=(3, 4))
 
 
 def double_sided_maxwell(key: KeyArrayLike, loc: Any, scale: Any, shape: Any = (), dtype: Any = None) -> Array:
     """Samples of the double-sided Maxwell distribution with location ``loc`` and ``scale``."""
     data, _ = check_prng_key("double_sided_maxwell", key)
     dt = float_dtype("double_sided_maxwell", dtype)
-    return _double_sided_maxwell_jit(data, loc, scale, canonicalize_shape(shape), dt)
+    return specialize(_double_sided_maxwell, canonicalize_shape(shape), dt)(data, operand(loc), operand(scale))
 
 
 def _lognormal(key: Array, sigma: Any, shape: Shape, dtype: DType) -> Array:
     return lax.exp(normal_floats(key, shape, dtype) * lax.convert_element_type(sigma, dtype))
 
-
-_lognormal_jit = jit(_lognormal, static_argnums=(2, 3))
 
 
 def lognormal(key: KeyArrayLike, sigma: Any = np.float32(1), shape: Any = None, dtype: Any = None) -> Array:
@@ -270,7 +251,7 @@ def lognormal(key: KeyArrayLike, sigma: Any = np.float32(1), shape: Any = None, 
         raise ValueError(f"dtype argument to `lognormal` must be a float or complex dtype, got {dt}")
     shp = check_broadcast_shapes("lognormal", shape, sigma)
     check_safe_to_cast("lognormal", dt, sigma)
-    return _lognormal_jit(data, sigma, shp, dt)
+    return specialize(_lognormal, shp, dt)(data, operand(sigma))
 
 
 def _wald(key: Array, mean: Any, shape: Shape, dtype: DType) -> Array:
@@ -286,8 +267,6 @@ def _wald(key: Array, mean: Any, shape: Shape, dtype: DType) -> Array:
     return lax.select(lax.le(z, mu / (mu + x)), x, mean_sq / x)
 
 
-_wald_jit = jit(_wald, static_argnums=(2, 3))
-
 
 def wald(key: KeyArrayLike, mean: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Samples of the Wald (inverse Gaussian) distribution with ``mean``."""
@@ -295,31 +274,28 @@ def wald(key: KeyArrayLike, mean: Any, shape: Any = None, dtype: Any = None) -> 
     dt = float_dtype("wald", dtype)
     shp = check_broadcast_shapes("wald", shape, mean)
     check_safe_to_cast("wald", dt, mean)
-    return _wald_jit(data, mean, shp, dt)
+    return specialize(_wald, shp, dt)(data, operand(mean))
 
 
 # -- transforms of uniform draws with parameters --------------------------------------------
 def _weibull_min(key: Array, scale: Any, concentration: Any, shape: Shape, dtype: DType) -> Array:
     u = uniform_floats(key, shape, dtype, 0, 1)
-    return fnp.power(-fnp.log1p(-u), 1.0 / concentration) * scale
+    result: Array = fnp.power(-fnp.log1p(-u), 1.0 / concentration) * scale
+    return result
 
-
-_weibull_min_jit = jit(_weibull_min, static_argnums=(3, 4))
 
 
 def weibull_min(key: KeyArrayLike, scale: Any, concentration: Any, shape: Any = (), dtype: Any = None) -> Array:
     """Samples of the Weibull distribution ``scale * (-log1p(-u)) ** (1 / concentration)``."""
     data, _ = check_prng_key("weibull_min", key)
     dt = float_dtype("weibull_min", dtype)
-    return _weibull_min_jit(data, scale, concentration, canonicalize_shape(shape), dt)
+    return specialize(_weibull_min, canonicalize_shape(shape), dt)(data, operand(scale), operand(concentration))
 
 
 def _pareto(key: Array, b: Any, shape: Shape, dtype: DType) -> Array:
     e = exponential_floats(key, shape, dtype)
     return lax.exp(e / lax.convert_element_type(b, dtype))
 
-
-_pareto_jit = jit(_pareto, static_argnums=(2, 3))
 
 
 def pareto(key: KeyArrayLike, b: Any, shape: Any = None, dtype: Any = None) -> Array:
@@ -328,7 +304,7 @@ def pareto(key: KeyArrayLike, b: Any, shape: Any = None, dtype: Any = None) -> A
     dt = float_dtype("pareto", dtype)
     shp = check_broadcast_shapes("pareto", shape, b)
     check_safe_to_cast("pareto", dt, b)
-    return _pareto_jit(data, b, shp, dt)
+    return specialize(_pareto, shp, dt)(data, operand(b))
 
 
 def _rayleigh(key: Array, scale: Any, shape: Shape, dtype: DType) -> Array:
@@ -337,8 +313,6 @@ def _rayleigh(key: Array, scale: Any, shape: Shape, dtype: DType) -> Array:
     return lax.mul(s, lax.sqrt(lax.mul(lax.log(u), fnp.asarray(-2, dtype))))
 
 
-_rayleigh_jit = jit(_rayleigh, static_argnums=(2, 3))
-
 
 def rayleigh(key: KeyArrayLike, scale: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Samples of the Rayleigh distribution, ``scale * sqrt(-2 log u)``."""
@@ -346,7 +320,7 @@ def rayleigh(key: KeyArrayLike, scale: Any, shape: Any = None, dtype: Any = None
     dt = float_dtype("rayleigh", dtype)
     shp = check_broadcast_shapes("rayleigh", shape, scale)
     check_safe_to_cast("rayleigh", dt, scale)
-    return _rayleigh_jit(data, scale, shp, dt)
+    return specialize(_rayleigh, shp, dt)(data, operand(scale))
 
 
 def _triangular(key: Array, left: Any, mode: Any, right: Any, shape: Shape, dtype: DType) -> Array:
@@ -360,8 +334,6 @@ def _triangular(key: Array, left: Any, mode: Any, right: Any, shape: Shape, dtyp
     return lax.select(u < fc, out1, out2)
 
 
-_triangular_jit = jit(_triangular, static_argnums=(4, 5))
-
 
 def triangular(key: KeyArrayLike, left: Any, mode: Any, right: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Samples of the triangular distribution on ``[left, right]`` with peak at ``mode``."""
@@ -369,4 +341,4 @@ def triangular(key: KeyArrayLike, left: Any, mode: Any, right: Any, shape: Any =
     dt = float_dtype("triangular", dtype)
     shp = check_broadcast_shapes("triangular", shape, left, mode, right)
     check_safe_to_cast("triangular", dt, left, mode, right)
-    return _triangular_jit(data, left, mode, right, shp, dt)
+    return specialize(_triangular, shp, dt)(data, operand(left), operand(mode), operand(right))

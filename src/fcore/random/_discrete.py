@@ -14,7 +14,6 @@ import numpy as np
 
 from fcore import lax
 from fcore import numpy as fnp
-from fcore.api.jit import jit
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
@@ -24,6 +23,7 @@ from fcore.random._checks import (
     Shape, canonicalize_shape, check_broadcast_shapes, check_shape, float_dtype, normalize_axis, shape_of, user_dtype,
 )
 from fcore.random._continuous import gumbel, gumbel_floats, gumbel_mode
+from fcore.random._compiled import operand, specialize
 from fcore.random._key_ops import KeyArrayLike, split
 from fcore.random._keys import check_prng_key
 from fcore.random._threefry import threefry_random_bits, threefry_split
@@ -55,12 +55,14 @@ def _poisson_knuth(key: Array, lam: Array, shape: Shape, dtype: DType, max_iters
 
     def cond(carry: State) -> Array:
         i, log_prod = carry[0], carry[3]
-        return fnp.any(log_prod > -lam) & (i < max_iters)
+        result: Array = fnp.any(log_prod > -lam) & (i < max_iters)
+        return result
 
     k_init = lax.full_like(lam, 0, dtype, shape)
     log_rate_init = lax.full_like(lam, 0, dtypes.float32, shape)
     k = lax.while_loop(cond, body, (fnp.asarray(0), k_init, key, log_rate_init))[1]
-    return (k - 1).astype(dtype)
+    result: Array = (k - 1).astype(dtype)
+    return result
 
 
 def _poisson_rejection(key: Array, lam: Array, shape: Shape, dtype: DType, max_iters: Any) -> Array:
@@ -89,12 +91,14 @@ def _poisson_rejection(key: Array, lam: Array, shape: Shape, dtype: DType, max_i
 
     def cond(carry: State) -> Array:
         i, _, accepted, _ = carry
-        return fnp.any(~accepted) & (i < max_iters)
+        result: Array = fnp.any(~accepted) & (i < max_iters)
+        return result
 
     k_init = lax.full_like(lam, -1, lam.dtype, shape)
     accepted = lax.full_like(lam, False, dtypes.bool_, shape)
     k = lax.while_loop(cond, body, (fnp.asarray(0), k_init, accepted, key))[1]
-    return k.astype(dtype)
+    result: Array = k.astype(dtype)
+    return result
 
 
 def _poisson(key: Array, lam: Array, shape: Shape, dtype: DType) -> Array:
@@ -107,8 +111,6 @@ def _poisson(key: Array, lam: Array, shape: Shape, dtype: DType) -> Array:
     return lax.select(lam == 0, fnp.zeros_like(result), result)
 
 
-_poisson_jit = jit(_poisson, static_argnums=(2, 3))
-
 
 def poisson(key: KeyArrayLike, lam: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Samples of the Poisson distribution with rate ``lam`` (default dtype: the default int)."""
@@ -116,7 +118,7 @@ def poisson(key: KeyArrayLike, lam: Any, shape: Any = None, dtype: Any = None) -
     dt = user_dtype(dtype, int)
     shp = shape_of(lam) if shape is None else canonicalize_shape(shape)
     rate = lax.convert_element_type(fnp.broadcast_to(lam, shp), dtypes.float32)
-    return _poisson_jit(data, rate, shp, dt)
+    return specialize(_poisson, shp, dt)(data, operand(rate))
 
 
 # -- binomial, multinomial ------------------------------------------------------------------
@@ -148,11 +150,13 @@ def _binomial_inversion(key: Array, count: Array, prob: Array, shape: Shape, dty
 
     def cond(carry: State) -> Array:
         i, geom_sum = carry[0], carry[2]
-        return fnp.any(geom_sum <= count) & (i < max_iters)
+        result: Array = fnp.any(geom_sum <= count) & (i < max_iters)
+        return result
 
     init = (fnp.asarray(0), lax.full_like(prob, 0, prob.dtype, shape), lax.full_like(prob, 0, prob.dtype, shape), key)
     k = lax.while_loop(cond, body, init)[1]
-    return (k - 1).astype(dtype)
+    result: Array = (k - 1).astype(dtype)
+    return result
 
 
 def _btrs(key: Array, count: Array, prob: Array, shape: Shape, dtype: DType, max_iters: Any) -> Array:
@@ -189,10 +193,12 @@ def _btrs(key: Array, count: Array, prob: Array, shape: Shape, dtype: DType, max
 
     def cond(carry: State) -> Array:
         i, accepted = carry[0], carry[2]
-        return fnp.any(~accepted) & (i < max_iters)
+        result: Array = fnp.any(~accepted) & (i < max_iters)
+        return result
 
     init = (fnp.asarray(0), lax.full_like(prob, -1, prob.dtype, shape), fnp.full(shape, False, bool), key)
-    return lax.while_loop(cond, body, init)[1].astype(dtype)
+    result: Array = lax.while_loop(cond, body, init)[1].astype(dtype)
+    return result
 
 
 def _binomial(key: Array, count: Any, prob: Any, shape: Shape | None, dtype: DType) -> Array:
@@ -224,15 +230,13 @@ def _binomial(key: Array, count: Any, prob: Any, shape: Shape | None, dtype: DTy
     return lax.select(p_lt_half | count_nan_or_neg | q_is_nan | count_inf, samples, n.astype(dtype) - samples)
 
 
-_binomial_jit = jit(_binomial, static_argnums=(3, 4))
-
 
 def binomial(key: KeyArrayLike, n: Any, p: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Samples of the binomial distribution: successes in ``n`` trials of probability ``p``
     (a float dtype, as in JAX)."""
     data, _ = check_prng_key("binomial", key)
     dt = float_dtype("binomial", dtype)
-    return _binomial_jit(data, n, p, None if shape is None else canonicalize_shape(shape), dt)
+    return specialize(_binomial, None if shape is None else canonicalize_shape(shape), dt)(data, operand(n), operand(p))
 
 
 def multinomial(key: KeyArrayLike, n: Any, p: Any, *, shape: Any = None, dtype: Any = None,
@@ -270,8 +274,6 @@ def _geometric(key: Array, p: Any, shape: Shape, dtype: DType) -> Array:
     return g.astype(dtype)
 
 
-_geometric_jit = jit(_geometric, static_argnums=(2, 3))
-
 
 def geometric(key: KeyArrayLike, p: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Samples of the geometric distribution: trials up to the first success of probability ``p``."""
@@ -280,7 +282,7 @@ def geometric(key: KeyArrayLike, p: Any, shape: Any = None, dtype: Any = None) -
     if not dtypes.is_integer(dt):
         raise ValueError(f"dtype argument to `geometric` must be an int dtype, got {dt}")
     shp = check_broadcast_shapes("geometric", shape, p)
-    return _geometric_jit(data, p, shp, dt)
+    return specialize(_geometric, shp, dt)(data, operand(p))
 
 
 # -- categorical ----------------------------------------------------------------------------
@@ -304,8 +306,6 @@ def _categorical(key: Array, logits: Array, shape: Shape, batch_shape: Shape, ax
     return lax.reshape(indices, shape, (indices.ndim - 1, *range(indices.ndim - 1)))
 
 
-_categorical_jit = jit(_categorical, static_argnums=(2, 3, 4, 5, 6))
-
 
 def categorical(key: KeyArrayLike, logits: Any, axis: int = -1, shape: Any = None, replace: bool = True,
                 mode: str | None = None) -> Array:
@@ -320,7 +320,7 @@ def categorical(key: KeyArrayLike, logits: Any, axis: int = -1, shape: Any = Non
     else:
         shp = canonicalize_shape(shape)
         check_shape("categorical", shp, batch_shape)
-    return _categorical_jit(data, logits_arr, shp, batch_shape, ax, bool(replace), gumbel_mode(mode))
+    return specialize(_categorical, shp, batch_shape, ax, bool(replace), gumbel_mode(mode))(data, operand(logits_arr))
 
 
 # -- permutations and choices ---------------------------------------------------------------
@@ -338,8 +338,6 @@ def _shuffle(key: Array, x: Array, axis: int) -> Array:
     return x
 
 
-_shuffle_jit = jit(_shuffle, static_argnums=(2,))
-
 
 def permutation(key: KeyArrayLike, x: Any, axis: int = 0, independent: bool = False) -> Array:
     """A random permutation of ``range(x)`` (an int), or of ``x`` along ``axis``
@@ -350,10 +348,10 @@ def permutation(key: KeyArrayLike, x: Any, axis: int = 0, independent: bool = Fa
     if not arr.ndim:
         if not dtypes.is_integer(arr.dtype):
             raise TypeError("x must be an integer or at least 1-dimensional")
-        return _shuffle_jit(data, fnp.arange(operator.index(x)), ax)
+        return specialize(_shuffle, ax)(data, fnp.arange(operator.index(x)))
     if independent or arr.ndim == 1:
-        return _shuffle_jit(data, arr, ax)
-    ind = _shuffle_jit(data, fnp.arange(arr.shape[ax]), 0)
+        return specialize(_shuffle, ax)(data, operand(arr))
+    ind = specialize(_shuffle, 0)(data, fnp.arange(arr.shape[ax]))
     return fnp.take(arr, ind, axis=ax)
 
 

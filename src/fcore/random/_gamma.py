@@ -19,7 +19,6 @@ import numpy as np
 
 from fcore import lax
 from fcore import numpy as fnp
-from fcore.api.jit import jit
 from fcore.api.vectorize import vmap
 from fcore.backend.lowering import LoweringRuleContext, lowering_rules
 from fcore.interpreters.array import Array
@@ -37,6 +36,7 @@ from fcore.random._checks import (
     Shape, canonicalize_shape, check_broadcast_shapes, check_safe_to_cast, check_shape, float_dtype, shape_of,
 )
 from fcore.random._continuous import exponential_floats, normal_floats
+from fcore.random._compiled import operand, specialize
 from fcore.random._key_ops import KeyArrayLike
 from fcore.random._keys import check_prng_key
 from fcore.random._threefry import threefry_split
@@ -140,12 +140,10 @@ def _random_gamma_abstract_eval(key: ShapedArray, a: ShapedArray, *, log_space: 
     return a
 
 
-_gamma_compiled = jit(_gamma_impl, static_argnums=(2,))
-
 
 @checked_impl(random_gamma_p)
 def _random_gamma_impl(key: NpArray, a: NpArray, *, log_space: bool) -> NpArray:
-    return np.asarray(_gamma_compiled(key, a, log_space))
+    return np.asarray(specialize(_gamma_impl, log_space)(key, a))
 
 
 @jvp_rules.register(random_gamma_p, symbolic_zeros=True)
@@ -172,9 +170,8 @@ def _random_gamma_lowering(ctx: LoweringRuleContext, key: str, a: str, *, log_sp
     const_avals = [get_aval(c) for c in consts]
     operands = [ctx.constant(np.asarray(c), av.dtype, av.shape) for c, av in zip(consts, const_avals)]
     call_ctx = LoweringRuleContext(ctx.module, ctx.fn, [*const_avals, *ctx.avals_in], ctx.avals_out)
-    (out,) = lowering_rules[jit_p](call_ctx, *operands, key, a, jaxpr=hoisted, name="random_gamma")
-    result: str = out
-    return result
+    outs = lowering_rules[jit_p](call_ctx, *operands, key, a, jaxpr=hoisted, name="random_gamma")
+    return outs[0] if isinstance(outs, list) else outs
 
 
 def _gamma(key: Array, a: Any, shape: Shape | None, dtype: DType, log_space: bool = False) -> Array:
@@ -189,15 +186,13 @@ def _gamma(key: Array, a: Any, shape: Shape | None, dtype: DType, log_space: boo
     return out
 
 
-_gamma_jit = jit(_gamma, static_argnames=("shape", "dtype", "log_space"))
-
 
 def gamma(key: KeyArrayLike, a: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Samples of ``Gamma(a, 1)``; differentiable in ``a`` (implicit reparameterisation)."""
     data, _ = check_prng_key("gamma", key)
     dt = float_dtype("gamma", dtype)
     shp = None if shape is None else canonicalize_shape(shape)
-    return _gamma_jit(data, a, shape=shp, dtype=dt)
+    return specialize(_gamma, shp, dt, False)(data, operand(a))
 
 
 def loggamma(key: KeyArrayLike, a: Any, shape: Any = None, dtype: Any = None) -> Array:
@@ -205,7 +200,7 @@ def loggamma(key: KeyArrayLike, a: Any, shape: Any = None, dtype: Any = None) ->
     data, _ = check_prng_key("loggamma", key)
     dt = float_dtype("gamma", dtype)
     shp = None if shape is None else canonicalize_shape(shape)
-    return _gamma_jit(data, a, shape=shp, dtype=dt, log_space=True)
+    return specialize(_gamma, shp, dt, True)(data, operand(a))
 
 
 # -- samplers built on gamma ----------------------------------------------------------------
@@ -223,8 +218,6 @@ def _beta(key: Array, a: Any, b: Any, shape: Shape, dtype: DType) -> Array:
     return scaled_a / (scaled_a + scaled_b)
 
 
-_beta_jit = jit(_beta, static_argnums=(3, 4))
-
 
 def beta(key: KeyArrayLike, a: Any, b: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Samples of ``Beta(a, b)``; differentiable in ``a`` and ``b``."""
@@ -232,7 +225,7 @@ def beta(key: KeyArrayLike, a: Any, b: Any, shape: Any = None, dtype: Any = None
     dt = float_dtype("beta", dtype)
     check_safe_to_cast("beta", dt, a, b)
     shp = check_broadcast_shapes("beta", shape, a, b)
-    return _beta_jit(data, a, b, shp, dt)
+    return specialize(_beta, shp, dt)(data, operand(a), operand(b))
 
 
 def _dirichlet(key: Array, alpha: Any, shape: Shape | None, dtype: DType) -> Array:
@@ -251,14 +244,12 @@ def _dirichlet(key: Array, alpha: Any, shape: Shape | None, dtype: DType) -> Arr
     return softmax(log_samples, -1)
 
 
-_dirichlet_jit = jit(_dirichlet, static_argnums=(2, 3))
-
 
 def dirichlet(key: KeyArrayLike, alpha: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Samples of ``Dirichlet(alpha)`` (the last axis of ``alpha`` indexes categories)."""
     data, _ = check_prng_key("dirichlet", key)
     dt = float_dtype("dirichlet", dtype)
-    return _dirichlet_jit(data, alpha, None if shape is None else canonicalize_shape(shape), dt)
+    return specialize(_dirichlet, None if shape is None else canonicalize_shape(shape), dt)(data, operand(alpha))
 
 
 def _t(key: Array, df: Any, shape: Shape, dtype: DType) -> Array:
@@ -271,8 +262,6 @@ def _t(key: Array, df: Any, shape: Shape, dtype: DType) -> Array:
     return n * fnp.sqrt(half_df / g)
 
 
-_t_jit = jit(_t, static_argnums=(2, 3))
-
 
 def t(key: KeyArrayLike, df: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Samples of Student's t distribution with ``df`` degrees of freedom."""
@@ -280,7 +269,7 @@ def t(key: KeyArrayLike, df: Any, shape: Any = None, dtype: Any = None) -> Array
     dt = float_dtype("t", dtype)
     shp = check_broadcast_shapes("t", shape, df)
     check_safe_to_cast("t", dt, df)
-    return _t_jit(data, df, shp, dt)
+    return specialize(_t, shp, dt)(data, operand(df))
 
 
 def _chisquare(key: Array, df: Any, shape: Shape, dtype: DType) -> Array:
@@ -290,8 +279,6 @@ def _chisquare(key: Array, df: Any, shape: Shape, dtype: DType) -> Array:
     return lax.mul(fnp.exp(log_g), two)
 
 
-_chisquare_jit = jit(_chisquare, static_argnums=(2, 3))
-
 
 def chisquare(key: KeyArrayLike, df: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Samples of the chi-square distribution with ``df`` degrees of freedom."""
@@ -299,7 +286,7 @@ def chisquare(key: KeyArrayLike, df: Any, shape: Any = None, dtype: Any = None) 
     dt = float_dtype("chisquare", dtype)
     shp = check_broadcast_shapes("chisquare", shape, df)
     check_safe_to_cast("chisquare", dt, df)
-    return _chisquare_jit(data, df, shp, dt)
+    return specialize(_chisquare, shp, dt)(data, operand(df))
 
 
 def _f(key: Array, dfnum: Any, dfden: Any, shape: Shape, dtype: DType) -> Array:
@@ -311,8 +298,6 @@ def _f(key: Array, dfnum: Any, dfden: Any, shape: Shape, dtype: DType) -> Array:
     return lax.div(lax.div(chi2_num, num_df), lax.div(chi2_den, den_df))
 
 
-_f_jit = jit(_f, static_argnums=(3, 4))
-
 
 def f(key: KeyArrayLike, dfnum: Any, dfden: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Samples of the F distribution with ``dfnum`` and ``dfden`` degrees of freedom."""
@@ -320,34 +305,32 @@ def f(key: KeyArrayLike, dfnum: Any, dfden: Any, shape: Any = None, dtype: Any =
     dt = float_dtype("f", dtype)
     shp = check_broadcast_shapes("f", shape, dfnum, dfden)
     check_safe_to_cast("f", dt, dfnum, dfden)
-    return _f_jit(data, dfnum, dfden, shp, dt)
+    return specialize(_f, shp, dt)(data, operand(dfnum), operand(dfden))
 
 
 def _generalized_normal(key: Array, p: Any, shape: Shape, dtype: DType) -> Array:
     keys = threefry_split(key, (2,))
     g = _gamma(keys[0], 1 / p, shape, dtype)
     r = _rademacher(keys[1], shape, dtype)
-    return r * g ** (1 / p)
+    result: Array = r * g ** (1 / p)
+    return result
 
-
-_generalized_normal_jit = jit(_generalized_normal, static_argnums=(2, 3))
 
 
 def generalized_normal(key: KeyArrayLike, p: float, shape: Any = (), dtype: Any = None) -> Array:
     """Samples of the generalized normal distribution with density ``∝ exp(-|x|**p)``."""
     shp = canonicalize_shape(shape)
     data, _ = check_prng_key("generalized_normal", key)
-    return _generalized_normal_jit(data, p, shp, float_dtype("generalized_normal", dtype))
+    return specialize(_generalized_normal, shp, float_dtype("generalized_normal", dtype))(data, operand(p))
 
 
 def _ball(key: Array, p: Any, d: int, shape: Shape, dtype: DType) -> Array:
     keys = threefry_split(key, (2,))
     g = _generalized_normal(keys[0], p, (*shape, d), dtype)
     e = exponential_floats(keys[1], shape, dtype)
-    return g / (((fnp.abs(g) ** p).sum(-1) + e) ** (1 / p))[..., None]
+    result: Array = g / (((fnp.abs(g) ** p).sum(-1) + e) ** (1 / p))[..., None]
+    return result
 
-
-_ball_jit = jit(_ball, static_argnums=(2, 3, 4))
 
 
 def ball(key: KeyArrayLike, d: int, p: float = 2, shape: Any = (), dtype: Any = None) -> Array:
@@ -355,4 +338,4 @@ def ball(key: KeyArrayLike, d: int, p: float = 2, shape: Any = (), dtype: Any = 
     shp = canonicalize_shape(shape)
     data, _ = check_prng_key("ball", key)
     dim = int(d)
-    return _ball_jit(data, p, dim, shp, float_dtype("ball", dtype))
+    return specialize(_ball, dim, shp, float_dtype("ball", dtype))(data, operand(p))

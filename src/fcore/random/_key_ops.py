@@ -39,7 +39,8 @@ def _seed(ctor_name: str, seed: int | Any, impl: PRNGImpl) -> Array:
         )
     # A Python int goes through int64 first, so that large seeds (hashes) work without x64.
     seeds = fnp.asarray(np.int64(seed)) if isinstance(seed, int) else fnp.asarray(seed)
-    return seed_keys(seeds)
+    result: Array = seed_keys(seeds)
+    return result
 
 
 def key(seed: int | Any, *, impl: Any = None, dtype: Any = None) -> PRNGKeyArray:

@@ -210,7 +210,7 @@ class PRNGKeyArray:
     def __iter__(self) -> Iterator[PRNGKeyArray]:
         if self._is_scalar():
             raise TypeError("iteration over a 0-d key array")
-        return (self[i] for i in range(len(self)))
+        return (self._wrap(row) for row in self._base_array)
 
     def __getitem__(self, idx: Any) -> PRNGKeyArray:
         index = idx if isinstance(idx, tuple) else (idx,)
@@ -219,8 +219,7 @@ class PRNGKeyArray:
         return self._wrap(self._base_array[index])
 
     def reshape(self, *shape: Any, order: str = "C") -> PRNGKeyArray:
-        new = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-        dims = (new,) if isinstance(new, int) else tuple(new)
+        dims = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
         return self._wrap(self._base_array.reshape(*dims, *self._impl.key_shape, order=order))
 
     def ravel(self, order: str = "C") -> PRNGKeyArray:

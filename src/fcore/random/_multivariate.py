@@ -8,13 +8,13 @@ import operator
 from typing import Any
 
 from fcore import numpy as fnp
-from fcore.api.jit import jit
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
 from fcore.numpy._promotion import to_inexact
 from fcore.random._checks import Shape, broadcast_shapes, canonicalize_shape, check_shape, user_dtype
 from fcore.random._continuous import normal_floats
+from fcore.random._compiled import operand, specialize
 from fcore.random._key_ops import KeyArrayLike
 from fcore.random._keys import check_prng_key
 from fcore.random._linalg import cholesky, householder_qr
@@ -46,8 +46,6 @@ def _multivariate_normal(key: Array, mean: Array, cov: Array, shape: Shape | Non
     return mean + fnp.einsum("...ij,...j->...i", factor, samples)
 
 
-_multivariate_normal_jit = jit(_multivariate_normal, static_argnums=(3, 4, 5))
-
 
 def multivariate_normal(key: KeyArrayLike, mean: Any, cov: Any, shape: Any = None, dtype: Any = None,
                         method: str = "cholesky") -> Array:
@@ -63,7 +61,7 @@ def multivariate_normal(key: KeyArrayLike, mean: Any, cov: Any, shape: Any = Non
     if not dtypes.is_floating(dt):
         raise ValueError(f"dtype argument to `multivariate_normal` must be a float dtype, got {dt}")
     shp = None if shape is None else canonicalize_shape(shape)
-    return _multivariate_normal_jit(data, mean_arr, cov_arr, shp, dt, method)
+    return specialize(_multivariate_normal, shp, dt, method)(data, operand(mean_arr), operand(cov_arr))
 
 
 def _orthogonal(key: Array, n: int, m: int, shape: Shape, dtype: DType) -> Array:
@@ -72,8 +70,6 @@ def _orthogonal(key: Array, n: int, m: int, shape: Shape, dtype: DType) -> Array
     x = q * fnp.expand_dims(fnp.sign(d), -2)
     return fnp.swapaxes(x, -1, -2) if n < m else x
 
-
-_orthogonal_jit = jit(_orthogonal, static_argnums=(1, 2, 3, 4))
 
 
 def orthogonal(key: KeyArrayLike, n: int, shape: Any = (), dtype: Any = None, m: int | None = None) -> Array:
@@ -84,5 +80,5 @@ def orthogonal(key: KeyArrayLike, n: int, shape: Any = (), dtype: Any = None, m:
     dt = user_dtype(dtype, float)
     rows = operator.index(n)
     cols = rows if m is None else operator.index(m)
-    return _orthogonal_jit(data, rows, cols, shp, dt)
+    return specialize(_orthogonal, rows, cols, shp, dt)(data)
 

@@ -13,14 +13,20 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from typing_extensions import TypeGuard
 
 from fcore import lax
 from fcore import numpy as fnp
 from fcore.api.jit import jit
 from fcore.config import numpy_dtype_promotion
-from fcore.interpreters.array import Array
+from fcore.interpreters.array import Array, ArrayImpl
+from fcore.interpreters.eval import EVAL_TRACE
+from fcore.interpreters.stack import current_trace
 from fcore.ir import dtypes
-from fcore.lax.prng import iota_2x32_shape, threefry2x32
+from fcore.lax.prng import (
+    KS_PARITY, ROTATIONS, iota_2x32_shape, iota_2x32_shape_host, threefry2x32, threefry2x32_host,
+)
+from fcore.random._compiled import specialize
 
 __all__ = ["threefry_seed", "threefry_split", "threefry_fold_in", "threefry_random_bits", "threefry_2x32",
            "seed_keys", "split_keys", "fold_in_keys", "random_bits"]
@@ -121,6 +127,59 @@ def _random_bits(key: Array, bit_width: int, shape: tuple[int, ...]) -> Array:
 
 
 seed_keys = jit(_threefry_seed)
-split_keys = jit(_threefry_split, static_argnums=(1,))
-fold_in_keys = jit(_threefry_fold_in)
-random_bits = jit(_random_bits, static_argnums=(1, 2))
+_fold_in_compiled = jit(_threefry_fold_in)
+
+
+def _eager(key: object) -> TypeGuard[ArrayImpl]:
+    """Key derivation on a concrete key outside any transformation runs on the host (exact,
+    and without a device round trip for a handful of words)."""
+    return type(key) is ArrayImpl and current_trace() is EVAL_TRACE
+
+
+_MASK = 0xFFFFFFFF
+_FEW = 8  # up to this many keys, Python integers beat NumPy's per-operation overhead
+
+
+def _threefry_words(k1: int, k2: int, x1: int, x2: int) -> tuple[int, int]:
+    """One Threefry-2x32 block on Python integers (the eager path for a few keys)."""
+    ks = (k1, k2, k1 ^ k2 ^ KS_PARITY)
+    v0, v1 = (x1 + k1) & _MASK, (x2 + k2) & _MASK
+    for i in range(5):
+        for r in ROTATIONS[i % 2]:
+            v0 = (v0 + v1) & _MASK
+            v1 = (((v1 << r) | (v1 >> (32 - r))) & _MASK) ^ v0
+        v0 = (v0 + ks[(i + 1) % 3]) & _MASK
+        v1 = (v1 + ks[(i + 2) % 3] + i + 1) & _MASK
+    return v0, v1
+
+
+def split_keys(key: Array, shape: tuple[int, ...]) -> Array:
+    """``threefry_split``, compiled once per ``shape`` (on the host, eagerly)."""
+    if _eager(key):
+        host = key.host()
+        n = math.prod(shape)
+        if n <= _FEW:  # counters 0..n-1 (their high words are 0)
+            k1, k2 = int(host[0]), int(host[1])
+            words = [_threefry_words(k1, k2, 0, i) for i in range(n)]
+            return ArrayImpl(np.array(words, dtype=np.uint32).reshape(*shape, 2))
+        c1, c2 = iota_2x32_shape_host(shape=shape)
+        b1, b2 = threefry2x32_host(host[:1], host[1:], c1, c2)
+        return ArrayImpl(np.stack([b1, b2], axis=-1))
+    out: Array = specialize(_threefry_split, shape)(key)
+    return out
+
+
+def fold_in_keys(key: Array, data: Array) -> Array:
+    """``threefry_fold_in``, compiled (on the host, eagerly)."""
+    if _eager(key) and type(data) is ArrayImpl:
+        host = key.host()
+        words = _threefry_words(int(host[0]), int(host[1]), 0, int(data.host()))
+        return ArrayImpl(np.array(words, dtype=np.uint32))
+    out: Array = _fold_in_compiled(key, data)
+    return out
+
+
+def random_bits(key: Array, bit_width: int, shape: tuple[int, ...]) -> Array:
+    """``threefry_random_bits``, compiled once per width and shape."""
+    out: Array = specialize(_random_bits, bit_width, shape)(key)
+    return out

@@ -10,13 +10,13 @@ import numpy as np
 
 from fcore import lax
 from fcore import numpy as fnp
-from fcore.api.jit import jit
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
 from fcore.lax.bits import bitcast_convert_type
 from fcore.numpy._dtypes import finfo, iinfo
 from fcore.random._checks import Shape, canonicalize_shape, check_shape, float_dtype, shape_of, user_dtype
+from fcore.random._compiled import operand, specialize
 from fcore.random._key_ops import KeyArrayLike
 from fcore.random._keys import check_prng_key
 from fcore.random._threefry import threefry_random_bits, threefry_split
@@ -48,8 +48,6 @@ def _uniform(key: Array, minval: Any, maxval: Any, shape: Shape, dtype: DType) -
     return uniform_floats(key, shape, dtype, minval, maxval)
 
 
-_uniform_jit = jit(_uniform, static_argnums=(3, 4))
-
 
 def uniform(key: KeyArrayLike, shape: Any = (), dtype: Any = None, minval: Any = 0.0, maxval: Any = 1.0) -> Array:
     """Floats uniformly distributed in ``[minval, maxval)`` (default dtype: the default float)."""
@@ -57,7 +55,7 @@ def uniform(key: KeyArrayLike, shape: Any = (), dtype: Any = None, minval: Any =
     dt = user_dtype(dtype, float)
     if not dtypes.is_floating(dt):
         raise ValueError(f"dtype argument to `uniform` must be a float dtype, got {dt}")
-    return _uniform_jit(data, minval, maxval, canonicalize_shape(shape), dt)
+    return specialize(_uniform, canonicalize_shape(shape), dt)(data, operand(minval), operand(maxval))
 
 
 def _convert_and_clip_integer(val: Array, dtype: DType) -> Array:
@@ -95,8 +93,6 @@ def _randint(key: Array, minval: Any, maxval: Any, shape: Shape, dtype: DType) -
     return lo_c + lax.convert_element_type(offset, dtype)
 
 
-_randint_jit = jit(_randint, static_argnums=(3, 4))
-
 
 def randint(key: KeyArrayLike, shape: Any, minval: Any, maxval: Any, dtype: Any = None) -> Array:
     """Integers uniformly distributed in ``[minval, maxval)`` (default dtype: the default int)."""
@@ -111,7 +107,7 @@ def randint(key: KeyArrayLike, shape: Any, minval: Any, maxval: Any, dtype: Any 
         sampling = dtypes.int32
         minval = fnp.asarray(minval).astype(np.int32).clip(int(info.min), int(info.max))
         maxval = fnp.asarray(maxval).astype(np.int32).clip(int(info.min), int(info.max) + 1)
-    return _randint_jit(data, minval, maxval, shp, sampling).astype(dt)
+    return specialize(_randint, shp, sampling)(data, operand(minval), operand(maxval)).astype(dt)
 
 
 def _bernoulli(key: Array, p: Array, shape: Shape | None, mode: str) -> Array:
@@ -127,8 +123,6 @@ def _bernoulli(key: Array, p: Array, shape: Shape | None, mode: str) -> Array:
     return uniform_floats(key, shape, dtype, 0.0, 1.0) < p
 
 
-_bernoulli_jit = jit(_bernoulli, static_argnames=("shape", "mode"))
-
 
 def bernoulli(key: KeyArrayLike, p: Any = 0.5, shape: Any = None, mode: str = "low") -> Array:
     """Booleans that are True with probability ``p`` (``mode='high'`` draws twice the bits,
@@ -140,7 +134,7 @@ def bernoulli(key: KeyArrayLike, p: Any = 0.5, shape: Any = None, mode: str = "l
     p_arr = fnp.asarray(p)
     if not dtypes.is_floating(p_arr.dtype):
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {p_arr.dtype}.")
-    return _bernoulli_jit(data, p_arr, shape=shp, mode=mode)
+    return specialize(_bernoulli, shp, mode)(data, operand(p_arr))
 
 
 def _rademacher(key: Array, shape: Shape, dtype: DType) -> Array:
@@ -152,13 +146,11 @@ def finfo_default() -> DType:
     return user_dtype(None, float)
 
 
-_rademacher_jit = jit(_rademacher, static_argnums=(1, 2))
-
 
 def rademacher(key: KeyArrayLike, shape: Any = (), dtype: Any = None) -> Array:
     """-1 or +1 with equal probability (default dtype: the default int)."""
     data, _ = check_prng_key("rademacher", key)
-    return _rademacher_jit(data, canonicalize_shape(shape), user_dtype(dtype, int))
+    return specialize(_rademacher, canonicalize_shape(shape), user_dtype(dtype, int))(data)
 
 
 def float_check(name: str, dtype: Any) -> DType:
