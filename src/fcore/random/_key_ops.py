@@ -77,6 +77,8 @@ def fold_in(key: KeyArrayLike, data: Any) -> Any:
             f"fold_in accepts a scalar, but was given an array of shape {np.shape(data)} != (). "
             "Use fcore.vmap for batching."
         )
+    if type(data) is int and not 0 <= data < 2**32:
+        raise OverflowError(f"Python integer {data} out of bounds for uint32")
     return _like_input(raw, fold_in_keys(key_data_, fnp.asarray(data, dtype=dtypes.uint32)), _impl_of(key))
 
 
