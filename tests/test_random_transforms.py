@@ -59,7 +59,7 @@ def test_grad_of_gamma_matches_the_cdf_identity() -> None:
 
     alphas = np.array([0.3, 1.0, 2.5, 9.0], np.float32)
     samples = np.asarray(fr.gamma(K, alphas), np.float64)
-    grads = np.asarray(fcore.vmap(fcore.grad(lambda a, k: fr.gamma(k, a)), in_axes=(0, None))(alphas, K))
+    grads = np.asarray(fcore.grad(lambda a: fnp.sum(fr.gamma(K, a)))(alphas))  # each sample depends on its alpha
     h = 1e-5
     for a, x, g in zip(alphas.astype(np.float64), samples, grads):
         dp_da = (special.gammainc(a + h, x) - special.gammainc(a - h, x)) / (2 * h)
@@ -115,10 +115,11 @@ def test_scan_splitting_keys_matches_jax() -> None:
     (k, total), ys = lax.scan(_scan_body(fr), (K, np.float32(0)), xs)
     (jk, jtotal), jys = jax.lax.scan(_scan_body(jax.random), (JK, np.float32(0)), xs)
     assert_same(k, jk)
-    assert_same(total, jtotal)
     assert_same(ys, jys)
+    assert_close(total, jtotal)  # the body's own ``total + u * x`` may round differently (XLA fuses it)
     jitted = fcore.jit(lambda c, v: lax.scan(_scan_body(fr), c, v))((K, np.float32(0)), xs)
     assert_same(jitted[1], ys)
+    assert_same(jitted[0][1], jax.jit(lambda c, v: jax.lax.scan(_scan_body(jax.random), c, v))((JK, np.float32(0)), xs)[0][1])
 
 
 def test_scan_over_typed_keys_matches_jax() -> None:
@@ -144,7 +145,9 @@ def test_fori_loop_with_fold_in_and_split_matches_jax() -> None:
     got = lax.fori_loop(0, 6, body(fr), (K, np.zeros(3, np.float32)))
     want = jax.lax.fori_loop(0, 6, body(jax.random), (JK, np.zeros(3, np.float32)))
     assert_same(got[0], want[0])
-    assert_same(got[1], want[1])
+    assert_close(got[1], want[1])  # ``acc + normal`` may fuse into one rounding in XLA
+    jitted = fcore.jit(lambda c: lax.fori_loop(0, 6, body(fr), c))((K, np.zeros(3, np.float32)))
+    assert_same(jitted[1], jax.jit(lambda c: jax.lax.fori_loop(0, 6, body(jax.random), c))((JK, np.zeros(3, np.float32)))[1])
 
 
 def test_while_loop_rejection_sampling_in_the_user_program() -> None:
@@ -169,7 +172,8 @@ def test_typed_keys_through_jit() -> None:
     assert isinstance(keys, fr.PRNGKeyArray) and keys.shape == (3,)
     assert_same(fr.key_data(keys), jax.random.key_data(jax.random.split(jax.random.key(6), 3)))
     g = fcore.jit(lambda k, x: x + fr.normal(k, x.shape))
-    assert_same(g(fr.key(6), np.ones(3, np.float32)), 1 + jax.random.normal(jax.random.key(6), (3,)))
+    jg = jax.jit(lambda k, x: x + jax.random.normal(k, x.shape))
+    assert_same(g(fr.key(6), np.ones(3, np.float32)), jg(jax.random.key(6), np.ones(3, np.float32)))
 
 
 def test_jaxpr_shows_threefry_and_key_data() -> None:
