@@ -129,14 +129,15 @@ def test_initializer_protocol_and_names() -> None:
 
 def test_initializer_errors_as_in_jax() -> None:
     k = fr.PRNGKey(0)
-    for make, shape, exc in [
+    cases: list[tuple[Callable[[Any], Any], tuple[int, ...], type[Exception]]] = [
         (lambda m: m.glorot_uniform(), (5,), ValueError),
-        (lambda m: m.variance_scaling(1.0, "fan_max", "normal"), (3, 3), ValueError),  # type: ignore[arg-type]
-        (lambda m: m.variance_scaling(1.0, "fan_in", "cauchy"), (3, 3), ValueError),  # type: ignore[arg-type]
+        (lambda m: m.variance_scaling(1.0, "fan_max", "normal"), (3, 3), ValueError),
+        (lambda m: m.variance_scaling(1.0, "fan_in", "cauchy"), (3, 3), ValueError),
         (lambda m: m.orthogonal(), (4,), ValueError),
         (lambda m: m.delta_orthogonal(), (3, 3), ValueError),
         (lambda m: m.delta_orthogonal(), (3, 3, 5, 4), ValueError),
-    ]:
+    ]
+    for make, shape, exc in cases:
         with pytest.raises(exc):
             make(ji)(jax.random.PRNGKey(0), shape)
         with pytest.raises(exc):
