@@ -32,7 +32,8 @@ CASES: dict[str, Sampler] = {
     "bits_uint16": lambda r, k: r.bits(k, (5,), np.uint16),
     "uniform": lambda r, k: r.uniform(k, (3, 4)),
     "uniform_bounds": lambda r, k: r.uniform(k, (7,), minval=-2.0, maxval=3.0),
-    "uniform_array_bounds": lambda r, k: r.uniform(k, (2, 3), minval=np.zeros(3, F32), maxval=np.arange(1.0, 4.0, dtype=F32)),
+    "uniform_array_bounds": lambda r, k: r.uniform(k, (2, 3), minval=np.zeros(3, F32),
+                                                   maxval=np.arange(1.0, 4.0, dtype=F32)),
     "uniform_float16": lambda r, k: r.uniform(k, (5,), np.float16),
     "uniform_bfloat16": lambda r, k: r.uniform(k, (5,), jnp.bfloat16),
     "uniform_scalar": lambda r, k: r.uniform(k),
@@ -211,11 +212,13 @@ def test_vmap_over_typed_keys(name: str) -> None:
 
 def test_vmap_over_parameters() -> None:
     k, jk = fr.PRNGKey(4), jax.random.PRNGKey(4)
-    assert_same(fcore.vmap(lambda a: fr.gamma(k, a, (3,)))(ALPHAS), jax.vmap(lambda a: jax.random.gamma(jk, a, (3,)))(ALPHAS))
+    assert_same(fcore.vmap(lambda a: fr.gamma(k, a, (3,)))(ALPHAS),
+                jax.vmap(lambda a: jax.random.gamma(jk, a, (3,)))(ALPHAS))
     lo = np.array([-1.0, 0.0, 5.0], F32)
     assert_same(fcore.vmap(lambda m: fr.uniform(k, (2,), minval=m, maxval=m + 1))(lo),
                 jax.vmap(lambda m: jax.random.uniform(jk, (2,), minval=m, maxval=m + 1))(lo))
-    assert_same(fcore.vmap(lambda p: fr.bernoulli(k, p, (4,)))(P3), jax.vmap(lambda p: jax.random.bernoulli(jk, p, (4,)))(P3))
+    assert_same(fcore.vmap(lambda p: fr.bernoulli(k, p, (4,)))(P3),
+                jax.vmap(lambda p: jax.random.bernoulli(jk, p, (4,)))(P3))
 
 
 def test_batched_keys_with_in_axes_1() -> None:

@@ -178,5 +178,6 @@ def test_random_gamma_grad_matches_jax() -> None:
     np.testing.assert_allclose(np.asarray(random_gamma_grad(a, x)), want, rtol=1e-5)
     np.testing.assert_allclose(np.asarray(fcore.jit(random_gamma_grad)(a, x)), want, rtol=1e-5)
     with np.errstate(invalid="ignore"):
-        edge = random_gamma_grad(np.array([-1.0, 1.0, np.nan, 2.0], np.float32), np.array([1.0, -1.0, 1.0, 0.0], np.float32))
+        a, x = np.array([-1.0, 1.0, np.nan, 2.0], np.float32), np.array([1.0, -1.0, 1.0, 0.0], np.float32)
+        edge = random_gamma_grad(a, x)
     assert np.isnan(np.asarray(edge)[:3]).all() and float(np.asarray(edge)[3]) == 0.0

@@ -118,7 +118,8 @@ def test_scan_splitting_keys_matches_jax() -> None:
     assert_close(total, jtotal)  # the body's own ``total + u * x`` may round differently (XLA fuses it)
     jitted = fcore.jit(lambda c, v: lax.scan(_scan_body(fr), c, v))((K, np.float32(0)), xs)
     assert_same(jitted[1], ys)
-    assert_same(jitted[0][1], jax.jit(lambda c, v: jax.lax.scan(_scan_body(jax.random), c, v))((JK, np.float32(0)), xs)[0][1])
+    jax_jitted = jax.jit(lambda c, v: jax.lax.scan(_scan_body(jax.random), c, v))((JK, np.float32(0)), xs)
+    assert_same(jitted[0][1], jax_jitted[0][1])
 
 
 def test_scan_over_typed_keys_matches_jax() -> None:
@@ -146,7 +147,8 @@ def test_fori_loop_with_fold_in_and_split_matches_jax() -> None:
     assert_same(got[0], want[0])
     assert_close(got[1], want[1])  # ``acc + normal`` may fuse into one rounding in XLA
     jitted = fcore.jit(lambda c: lax.fori_loop(0, 6, body(fr), c))((K, np.zeros(3, np.float32)))
-    assert_same(jitted[1], jax.jit(lambda c: jax.lax.fori_loop(0, 6, body(jax.random), c))((JK, np.zeros(3, np.float32)))[1])
+    jax_jitted = jax.jit(lambda c: jax.lax.fori_loop(0, 6, body(jax.random), c))((JK, np.zeros(3, np.float32)))
+    assert_same(jitted[1], jax_jitted[1])
 
 
 def test_while_loop_rejection_sampling_in_the_user_program() -> None:
@@ -159,7 +161,8 @@ def test_while_loop_rejection_sampling_in_the_user_program() -> None:
             k, sub = random.split(k)
             return k, random.uniform(sub)
 
-        return jax.lax.while_loop(cond, body, (key, 0.0)) if random is jax.random else lax.while_loop(cond, body, (key, 0.0))
+        loop = jax.lax.while_loop if random is jax.random else lax.while_loop
+        return loop(cond, body, (key, 0.0))
 
     got, want = draw(fr, K), draw(jax.random, JK)
     assert_same(got[1], want[1])

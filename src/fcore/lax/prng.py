@@ -62,7 +62,8 @@ def _rotate_left_np(v: NpArray, d: int) -> NpArray:
 def threefry2x32_host(k1: NpArray, k2: NpArray, x1: NpArray, x2: NpArray) -> list[NpArray]:
     """The eager impl, vectorised NumPy (also ``fcore.random``'s eager key derivation)."""
     shape = np.broadcast_shapes(k1.shape, k2.shape, x1.shape, x2.shape)
-    flat = [np.broadcast_to(a, shape).astype(np.uint32).reshape(-1) for a in (k1, k2, x1, x2)]  # 1-d: no scalar warnings
+    # 1-d copies: in-place wrapping arithmetic, and no NumPy scalar overflow warnings
+    flat = [np.broadcast_to(a, shape).astype(np.uint32).reshape(-1) for a in (k1, k2, x1, x2)]
     ks = [flat[0], flat[1], flat[0] ^ flat[1] ^ np.uint32(KS_PARITY)]
     v0, v1 = flat[2] + ks[0], flat[3] + ks[1]
     for i in range(5):

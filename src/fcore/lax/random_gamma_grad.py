@@ -148,7 +148,7 @@ def random_gamma_grad(a: ArrayLike, x: ArrayLike) -> Array:
     if dt != x_arr.dtype or not dtypes.is_floating(dt):
         raise TypeError(f"random_gamma_grad requires arguments of one floating dtype, got {dt} and {x_arr.dtype}")
     if dt in (dtypes.float16, dtypes.bfloat16):
-        out = _random_gamma_grad(convert_element_type(a_arr, dtypes.float32), convert_element_type(x_arr, dtypes.float32),
-                                 dtypes.float32)
+        f32 = dtypes.float32
+        out = _random_gamma_grad(convert_element_type(a_arr, f32), convert_element_type(x_arr, f32), f32)
         return convert_element_type(out, dt)
     return _random_gamma_grad(a_arr, x_arr, dt)

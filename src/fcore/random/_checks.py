@@ -4,7 +4,6 @@ JAX's messages."""
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -15,8 +14,8 @@ from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
 from fcore.numpy._dtypes import canonical_dtype, result_type
 
-__all__ = ["Shape", "canonicalize_shape", "check_shape", "check_broadcast_shapes", "user_dtype",
-           "check_safe_to_cast", "shape_of", "float_dtype"]
+__all__ = ["Shape", "canonicalize_shape", "broadcast_shapes", "check_shape", "check_broadcast_shapes", "user_dtype",
+           "check_safe_to_cast", "shape_of", "float_dtype", "normalize_axis"]
 
 Shape = tuple[int, ...]
 
@@ -94,16 +93,9 @@ def check_safe_to_cast(name: str, dtype: DType, *args: Any) -> None:
             raise TypePromotionError(f"In arguments to {name}, cannot safely cast argument of type {src} to {dtype}")
 
 
-def prefix_shape(shape: Shape, n: int) -> Shape:
-    return shape[: len(shape) - n]
-
-
 def normalize_axis(axis: int, ndim: int) -> int:
     a = operator.index(axis)
     if not -ndim <= a < ndim:
         raise ValueError(f"axis {a} is out of bounds for array of dimension {ndim}")
     return a % ndim
 
-
-def as_sequence(num: int | Sequence[int]) -> Shape:
-    return tuple(num) if isinstance(num, Sequence) else (num,)

@@ -93,7 +93,8 @@ def truncated_normal(key: KeyArrayLike, lower: Any, upper: Any, shape: Any = Non
     """Standard normal samples conditioned on ``lower < x < upper``."""
     shp = None if shape is None else canonicalize_shape(shape)
     data, _ = check_prng_key("truncated_normal", key)
-    return specialize(_truncated_normal, shp, float_dtype("truncated_normal", dtype))(data, operand(lower), operand(upper))
+    dt = float_dtype("truncated_normal", dtype)
+    return specialize(_truncated_normal, shp, dt)(data, operand(lower), operand(upper))
 
 
 # -- transforms of one uniform draw ---------------------------------------------------------
@@ -175,7 +176,8 @@ def gumbel_floats(key: Array, shape: Shape, dtype: DType, mode: str) -> Array:
         bits = threefry_random_bits(key, info.bits, (2, *shape))
         neg = lax.bitwise_not(bits)
         lo_bits = neg[1]
-        carry = fnp.stack([lo_bits == np.array((1 << info.bits) - 1, u32), fnp.ones_like(lo_bits, dtype=bool)]).astype(u32)
+        all_ones = lo_bits == np.array((1 << info.bits) - 1, u32)
+        carry = fnp.stack([all_ones, fnp.ones_like(lo_bits, dtype=bool)]).astype(u32)
         neg = neg + carry
         flip = bits[0] < np.array(1 << (info.bits - 1), u32)
         x = _bits_to_unit_float(fnp.where(flip, bits, neg))

@@ -68,7 +68,8 @@ def _gamma_one(key: Array, alpha: Array, log_space: bool) -> Array:
     def cond_fn(state: tuple[Array, Array, Array, Array]) -> Array:
         _, x_sq, v, u = state
         squeeze = lax.ge(u, lax.sub(one, lax.mul(squeeze_const, lax.mul(x_sq, x_sq))))
-        accept = lax.ge(lax.log(u), lax.add(lax.mul(x_sq, one_over_two), lax.mul(d, lax.add(lax.sub(one, v), lax.log(v)))))
+        bound = lax.add(lax.mul(x_sq, one_over_two), lax.mul(d, lax.add(lax.sub(one, v), lax.log(v))))
+        accept = lax.ge(lax.log(u), bound)
         return lax.bitwise_and(squeeze, accept)
 
     def body_fn(state: tuple[Array, Array, Array, Array]) -> tuple[Array, Array, Array, Array]:

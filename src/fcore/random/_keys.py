@@ -25,9 +25,13 @@ import numpy as np
 
 from fcore import numpy as fnp
 from fcore import tree_util
-from fcore.interpreters.array import Array
+from fcore.interpreters.array import Array, ArrayImpl
+from fcore.interpreters.eval import EVAL_TRACE
+from fcore.interpreters.stack import current_trace
 from fcore.ir import dtypes
 from fcore.ir.dtypes import ExtendedDType, prng_key
+from fcore.lax._base import is_python_scalar
+from fcore.random._compiled import specialize
 
 __all__ = [
     "PRNGImpl", "THREEFRY", "KeyTy", "PRNGKeyArray", "PRNGSpec", "check_prng_key", "check_key_data", "resolve_impl",
@@ -133,7 +137,8 @@ def check_key_data(impl: PRNGImpl, data: object) -> None:
         )
     if getattr(data, "dtype") != dtypes.uint32:
         raise TypeError(
-            f"fcore encountered invalid PRNG key data: expected key_data.dtype = uint32; got dtype={getattr(data, 'dtype')}"
+            "fcore encountered invalid PRNG key data: expected key_data.dtype = uint32; "
+            f"got dtype={getattr(data, 'dtype')}"
         )
 
 
@@ -210,7 +215,11 @@ class PRNGKeyArray:
     def __iter__(self) -> Iterator[PRNGKeyArray]:
         if self._is_scalar():
             raise TypeError("iteration over a 0-d key array")
-        return (self._wrap(row) for row in self._base_array)
+        base = self._base_array
+        if type(base) is ArrayImpl and base.device_buffer() is not None and current_trace() is EVAL_TRACE:
+            rows = specialize(_unstack, len(self))(base)  # keys on the device stay there
+            return (self._wrap(row) for row in rows)
+        return (self._wrap(row) for row in base)
 
     def __getitem__(self, idx: Any) -> PRNGKeyArray:
         index = idx if isinstance(idx, tuple) else (idx,)
@@ -297,9 +306,9 @@ class PRNGKeyArray:
 def _operand_dtype(x: object) -> str:
     if isinstance(x, PRNGKeyArray):
         return x.dtype.name
+    if is_python_scalar(x):  # its weak type's dtype
+        return str(dtypes.canonicalize_dtype(dtypes.python_scalar_dtype(x)))
     dt = getattr(x, "dtype", None)
-    if dt is None:
-        dt = dtypes.canonicalize_dtype(dtypes.python_scalar_dtype(x)) if isinstance(x, (bool, int, float, complex)) else None
     return str(dt) if dt is not None else type(x).__name__
 
 
@@ -333,6 +342,11 @@ for _dunder, _lax_name in {"lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}.items
     setattr(PRNGKeyArray, f"__{_dunder}__", _no_binary(_lax_name, False))
 for _dunder, _lax_name in {"neg": "neg", "pos": "pos", "abs": "abs", "invert": "not"}.items():
     setattr(PRNGKeyArray, f"__{_dunder}__", _no_unary(_lax_name))
+
+
+def _unstack(data: Array, n: int) -> list[Array]:
+    """The keys of a key array along its first axis, as separate arrays (one compiled call)."""
+    return [data[i] for i in range(n)]
 
 
 def _flatten_keys(keys: PRNGKeyArray) -> tuple[tuple[Array], PRNGImpl]:

@@ -131,9 +131,10 @@ _fold_in_compiled = jit(_threefry_fold_in)
 
 
 def _eager(key: object) -> TypeGuard[ArrayImpl]:
-    """Key derivation on a concrete key outside any transformation runs on the host (exact,
-    and without a device round trip for a handful of words)."""
-    return type(key) is ArrayImpl and current_trace() is EVAL_TRACE
+    """Key derivation on a concrete key that lives on the host only, outside any
+    transformation, runs on the host (exact, and without a device round trip for a handful of
+    words); a key already on the device stays there."""
+    return type(key) is ArrayImpl and key.device_buffer() is None and current_trace() is EVAL_TRACE
 
 
 _MASK = 0xFFFFFFFF

@@ -15,7 +15,7 @@ from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
 from fcore.lax.bits import bitcast_convert_type
 from fcore.numpy._dtypes import finfo, iinfo
-from fcore.random._checks import Shape, canonicalize_shape, check_shape, float_dtype, shape_of, user_dtype
+from fcore.random._checks import Shape, canonicalize_shape, check_shape, shape_of, user_dtype
 from fcore.random._compiled import operand, specialize
 from fcore.random._key_ops import KeyArrayLike
 from fcore.random._keys import check_prng_key
@@ -138,12 +138,9 @@ def bernoulli(key: KeyArrayLike, p: Any = 0.5, shape: Any = None, mode: str = "l
 
 
 def _rademacher(key: Array, shape: Shape, dtype: DType) -> Array:
-    signs = _bernoulli(key, fnp.asarray(0.5, finfo_default()), shape, "low").astype(dtype)
+    """JAX's: Bernoulli(1/2) draws at the default float precision, as ``2 * b - 1``."""
+    signs = _bernoulli(key, fnp.asarray(0.5, user_dtype(None, float)), shape, "low").astype(dtype)
     return (2 * signs - 1).astype(dtype)
-
-
-def finfo_default() -> DType:
-    return user_dtype(None, float)
 
 
 
@@ -152,6 +149,3 @@ def rademacher(key: KeyArrayLike, shape: Any = (), dtype: Any = None) -> Array:
     data, _ = check_prng_key("rademacher", key)
     return specialize(_rademacher, canonicalize_shape(shape), user_dtype(dtype, int))(data)
 
-
-def float_check(name: str, dtype: Any) -> DType:
-    return float_dtype(name, dtype)
