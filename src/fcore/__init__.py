@@ -9,6 +9,7 @@ from fcore import tree_util as tree_util
 from fcore import lax as lax
 from fcore import core as core
 from fcore.api.staging import ShapeDtypeStruct as ShapeDtypeStruct, make_jaxpr as make_jaxpr
+from fcore.environment import print_environment_info as print_environment_info
 from fcore.config import (
     config as config,
     enable_x64 as enable_x64,

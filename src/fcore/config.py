@@ -106,6 +106,11 @@ class Config:
         raise ValueError(f"unknown config option {name!r}")
 
     @property
+    def values(self) -> dict[str, bool | str]:
+        """Every setting's value in effect here, by name (as ``jax.config.values``)."""
+        return {name: self.read(name) for name in dict.fromkeys(_ALIASES.values())}
+
+    @property
     def enable_x64(self) -> bool:
         return x64_enabled()
 

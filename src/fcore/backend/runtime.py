@@ -24,6 +24,7 @@ import jaxlib
 import numpy as np
 import numpy.typing as npt
 from jaxlib import _jax
+from jaxlib import utils as jaxlib_utils
 from jaxlib import xla_client as xc
 from jaxlib.xla_client import Device as Device
 from jaxlib.xla_client import XlaRuntimeError as XlaRuntimeError
@@ -204,12 +205,26 @@ def _check_jaxlib_version() -> None:
         )
 
 
+def _quiet_cpp_logging() -> None:
+    """Keep jaxlib's C++ INFO lines (``pjrt_client.cc:579] PjRt-IFRT device count ...``) off
+    stderr, as ``import jax`` does: ``TF_CPP_MIN_LOG_LEVEL`` defaults to 1 (warnings and up).
+
+    Setting ``TF_CPP_MIN_LOG_LEVEL=0`` before the first computation turns them back on. The
+    level is also applied directly because XLA reads the variable only once, at its first log
+    line, which may come before fcore is imported.
+    """
+    level = os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+    if level.strip().isdigit():
+        jaxlib_utils.absl_set_min_log_level(int(level))
+
+
 def _create_client() -> xc.Client:
     """CPU client, or a CUDA one when jax's CUDA PJRT plugin is installed and works.
 
     ``FCORE_PLATFORM=cpu`` skips the GPU probe; ``FCORE_PLATFORM=cuda`` (or ``gpu``)
     makes a GPU failure an error instead of a warning plus CPU fallback.
     """
+    _quiet_cpp_logging()
     _check_jaxlib_version()
     want = os.environ.get("FCORE_PLATFORM", "").strip().lower()
     if want not in ("", "cpu", "cuda", "gpu"):

@@ -1,0 +1,3 @@
+# Stubs for `jaxlib.utils` (only what fcore's backend uses).
+
+def absl_set_min_log_level(level: int) -> None: ...
