@@ -206,3 +206,31 @@ def test_stop_gradient_of_keys_and_integer_outputs_have_no_tangent() -> None:
     grads = fcore.grad(lambda x: fnp.sum(x * fr.randint(K, (3,), 0, 5).astype(np.float32)))(1.0)
     jgrads = jax.grad(lambda x: jnp.sum(x * jax.random.randint(JK, (3,), 0, 5).astype(np.float32)))(1.0)
     assert_same(grads, jgrads)
+
+
+def test_seeds_under_vmap_and_jit() -> None:
+    seeds = np.arange(4)
+    assert_same(fcore.vmap(fr.PRNGKey)(seeds), jax.vmap(jax.random.PRNGKey)(seeds))
+    keys = fcore.vmap(fr.key)(seeds)
+    assert isinstance(keys, fr.PRNGKeyArray) and keys.shape == (4,)
+    assert_same(fr.key_data(keys), jax.random.key_data(jax.vmap(jax.random.key)(seeds)))
+    assert_same(fcore.jit(fr.PRNGKey)(7), jax.random.PRNGKey(7))
+    assert_same(fcore.jit(lambda s: fr.normal(fr.key(s), (2,)))(7),
+                jax.jit(lambda s: jax.random.normal(jax.random.key(s), (2,)))(7))
+
+
+def test_nested_vmap_and_batched_fold_in() -> None:
+    keys = fr.split(fr.PRNGKey(0), (2, 3))
+    jkeys = jax.random.split(jax.random.PRNGKey(0), (2, 3))
+    assert_same(fcore.vmap(fcore.vmap(lambda k: fr.uniform(k, (2,))))(keys),
+                jax.vmap(jax.vmap(lambda k: jax.random.uniform(k, (2,))))(jkeys))
+    typed, jtyped = fr.split(fr.key(0), 3), jax.random.split(jax.random.key(0), 3)
+    folded = fcore.vmap(fr.fold_in)(typed, np.arange(3))
+    assert_same(fr.key_data(folded), jax.random.key_data(jax.vmap(jax.random.fold_in)(jtyped, np.arange(3))))
+
+
+def test_grad_with_a_key_among_the_arguments() -> None:
+    params = {"w": np.ones(3, np.float32)}
+    got = fcore.grad(lambda p, k: (p["w"] * fr.normal(k, (3,))).sum())(params, fr.key(1))
+    want = jax.grad(lambda p, k: (p["w"] * jax.random.normal(k, (3,))).sum())(params, jax.random.key(1))
+    assert_same(got["w"], want["w"])
