@@ -181,3 +181,18 @@ def test_random_gamma_grad_matches_jax() -> None:
         a, x = np.array([-1.0, 1.0, np.nan, 2.0], np.float32), np.array([1.0, -1.0, 1.0, 0.0], np.float32)
         edge = random_gamma_grad(a, x)
     assert np.isnan(np.asarray(edge)[:3]).all() and float(np.asarray(edge)[3]) == 0.0
+
+
+def test_random_gamma_primitive_eagerly_and_batched() -> None:
+    import fcore.random as fr
+
+    key = np.asarray(fr.PRNGKey(2))
+    alphas = np.array([0.5, 1.0, 4.0], np.float32)
+    eager = fr.random_gamma_p.bind(key, alphas, log_space=False)
+    assert_same(eager, fr.gamma(key, alphas))
+    keys = np.asarray(fr.split(fr.PRNGKey(2), 3))
+    batched = fcore.vmap(lambda k, a: fr.random_gamma_p.bind(k, a, log_space=True))(keys, alphas.reshape(3, 1))
+    for i in range(3):
+        assert_same(batched[i], fr.random_gamma_p.bind(keys[i], alphas[i:i + 1], log_space=True))
+    with pytest.raises(TypeError, match="must prefix the shape of a"):
+        fr.random_gamma_p.bind(keys, alphas[:2], log_space=False)
