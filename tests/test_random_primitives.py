@@ -17,7 +17,7 @@ from jax._src.random.threefry2x32 import threefry2x32_p as jax_threefry2x32_p
 import fcore
 from fcore import lax
 from fcore.lax.prng import iota_2x32_shape, iota_2x32_shape_p, threefry2x32, threefry2x32_p
-from fcore.lax.random_gamma_grad import random_gamma_grad
+from fcore.lax.gamma_grad import random_gamma_grad
 
 U32 = np.uint32
 words = hnp.arrays(U32, st.integers(1, 9), elements=st.integers(0, 2**32 - 1))

@@ -30,7 +30,7 @@ from fcore.ir.dtypes import DType
 from fcore.lax._base import NpArray, checked_impl
 from fcore.lax._primitive import Primitive
 from fcore.lax.call import hoist_consts, jit_p
-from fcore.lax.random_gamma_grad import random_gamma_grad
+from fcore.lax.gamma_grad import random_gamma_grad
 from fcore.numpy._dtypes import finfo
 from fcore.random._checks import (
     Shape, canonicalize_shape, check_broadcast_shapes, check_safe_to_cast, check_shape, float_dtype, shape_of,

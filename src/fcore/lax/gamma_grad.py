@@ -4,8 +4,8 @@ reparameterisation gradient needs. As in JAX it is a function of lax operations 
 port of XLA's ``math.cc``: a power series for ``x <= max(1, a)``, a continued fraction
 above), not a primitive.
 
-(Written for ``fcore.random``; the incomplete-gamma primitives, which share this series and
-continued fraction, come with ``fcore.lax.igamma``.)
+(Written for ``fcore.random``. The incomplete-gamma primitives share this series and
+continued fraction; where ``fcore.lax`` has them, this function should be theirs.)
 """
 
 from __future__ import annotations
