@@ -47,6 +47,7 @@ from fcore import numpy as numpy  # also installs the Array operators and method
 from fcore import dtypes as dtypes
 from fcore.dtypes import float0 as float0
 from fcore import nn as nn
+from fcore import random as random
 from fcore import scipy as scipy
 from fcore.api.custom import (
     checkpoint as checkpoint,

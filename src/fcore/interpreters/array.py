@@ -454,6 +454,15 @@ class ArrayImpl(Array):
             self._np = host
         return host
 
+    def __iter__(self) -> Iterator[Array]:
+        """The rows, read from one host copy (no indexing operation per row), as JAX unstacks
+        a concrete array; ``k, sub = random.split(k)`` is the common case."""
+        host = self.host()
+        if not host.shape:
+            raise TypeError("iteration over a 0-d array")
+        row = shaped_array(host.shape[1:], host.dtype, self._weak)
+        return (ArrayImpl(np.asarray(r), self._weak, None, row) for r in host)
+
     def device_buffer(self) -> DeviceValue | None:
         return self._device
 

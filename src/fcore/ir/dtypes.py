@@ -26,7 +26,7 @@ This module imports only NumPy, ``ml_dtypes`` and fcore's two leaf modules.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, TypeAlias, TypeVar, cast
+from typing import Any, ClassVar, Final, TypeAlias, TypeVar, cast
 
 import ml_dtypes
 import numpy as np
@@ -72,6 +72,9 @@ __all__ = [
     "float8_e5m2fnuz",
     "float8_e8m0fnu",
     "NARROW_DTYPES",
+    "extended",
+    "prng_key",
+    "ExtendedDType",
     "short_name",
     "from_short_name",
     "dtype_name",
@@ -176,6 +179,26 @@ SUPPORTED_DTYPES: Final[tuple[DType, ...]] = (
     complex128,
     *NARROW_DTYPES,
 )
+
+
+class extended(np.generic):  # noqa: N801  (JAX's name: ``jax.dtypes.extended``)
+    """Scalar type of the dtypes NumPy does not have; PRNG key dtypes are its subtypes."""
+
+
+class prng_key(extended):  # noqa: N801  (JAX's name: ``jax.dtypes.prng_key``)
+    """Scalar type of PRNG key dtypes (the ``key<fry>`` of ``fcore.random.key``)."""
+
+
+class ExtendedDType:
+    """A dtype NumPy does not have (a PRNG key dtype): ``type`` is a subclass of ``extended``,
+    so ``issubdtype(d, fcore.dtypes.prng_key)`` holds for key dtypes, as in JAX."""
+
+    type: ClassVar[type] = extended
+
+    @property
+    def name(self) -> str:
+        raise NotImplementedError
+
 
 # --------------------------------------------------------------------------------------------
 # Names

@@ -67,6 +67,9 @@ from fcore.lax.shapes import (
 from fcore.lax.slicing import split as split, unstack as unstack
 from fcore.lax.reductions import associative_scan as associative_scan, reduce as reduce
 from fcore.lax.dot import batch_matmul as batch_matmul
+from fcore.lax.bits import (
+    bitcast_convert_type as bitcast_convert_type, clz as clz, population_count as population_count,
+)
 
 
 # The primitive objects, as jax.lax exports them (for interpreters' rule tables and jaxpr matching).
@@ -122,4 +125,7 @@ from fcore.lax.igamma import (
 from fcore.lax.betainc import betainc as betainc, regularized_incomplete_beta_p as regularized_incomplete_beta_p
 from fcore.lax.bessel import (
     bessel_i0e as bessel_i0e, bessel_i0e_p as bessel_i0e_p, bessel_i1e as bessel_i1e, bessel_i1e_p as bessel_i1e_p,
+)
+from fcore.lax.bits import (
+    bitcast_convert_type_p as bitcast_convert_type_p, clz_p as clz_p, population_count_p as population_count_p,
 )

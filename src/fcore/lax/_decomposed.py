@@ -36,7 +36,7 @@ from fcore.interpreters.eval import get_aval
 from fcore.lax._primitive import Primitive
 from fcore.lax.call import bind_jit, launch_for
 from fcore.lax.elementwise import _define, convert_element_type
-from fcore.lax.structural import broadcast_in_dim
+from fcore.lax.shapes import broadcast_in_dim
 
 NpArray = np.ndarray[Any, Any]
 Decomposition = Callable[..., Array]

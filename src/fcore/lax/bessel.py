@@ -17,7 +17,7 @@ from fcore.lax._decomposed import elementwise_run_by_xla, lower_decomposed
 from fcore.lax.elementwise import (
     _lower_unary, abs, add, convert_element_type, div, gt, le, mul, reciprocal, select, sign, sqrt, sub,
 )
-from fcore.lax.structural import full_like
+from fcore.lax.shapes import full_like
 from fcore.transforms.batching import defvectorized
 from fcore.transforms.jvp import defjvp_with_output
 

@@ -25,7 +25,7 @@ from fcore.lax.elementwise import (
 )
 from fcore.lax.reductions import reduce_or
 from fcore.lax.special import lgamma
-from fcore.lax.structural import broadcast_in_dim, full_like
+from fcore.lax.shapes import broadcast_in_dim, full_like
 from fcore.transforms.batching import defbroadcasting
 from fcore.transforms.jvp import defjvp
 

@@ -30,7 +30,7 @@ from fcore.lax.elementwise import (
 )
 from fcore.lax.reductions import reduce_or
 from fcore.lax.special import digamma, lgamma
-from fcore.lax.structural import full_like
+from fcore.lax.shapes import full_like
 from fcore.transforms.batching import defbroadcasting
 from fcore.transforms.jvp import defjvp
 

@@ -149,6 +149,10 @@ def _as_dtype_arg(x: Any) -> DType:
 
 def issubdtype(arg1: Any, arg2: Any) -> builtins.bool:
     """``jnp.issubdtype``: ``arg2`` may be an abstract class such as ``fnp.floating``."""
+    if isinstance(arg1, dtypes.ExtendedDType):  # a PRNG key dtype: its scalar type decides
+        return isinstance(arg2, type) and issubclass(arg1.type, arg2) or builtins.bool(arg1 == arg2)
+    if isinstance(arg2, type) and issubclass(arg2, dtypes.extended):
+        return False  # no NumPy dtype is a key dtype
     d1 = _as_dtype_arg(arg1)
     if isinstance(arg2, type) and issubclass(arg2, np.generic) and arg2 in _ABSTRACT:
         return builtins.bool(_ABSTRACT[arg2](d1))

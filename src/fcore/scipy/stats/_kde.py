@@ -148,7 +148,7 @@ class gaussian_kde:
 
     def resample(self, key: Any, shape: tuple[int, ...] = ()) -> Array:
         """Random samples from the estimate (needs ``fcore.random``)."""
-        from fcore import random  # type: ignore[attr-defined]
+        from fcore import random
 
         ind_key, eps_key = random.split(key)
         ind = random.choice(ind_key, self.n, shape=shape, p=self.weights)

@@ -1,4 +1,4 @@
-"""``fcore.nn``: common activation functions and softmax (``jax.nn``'s formulas and dtypes)."""
+"""Activation functions and softmax of ``fcore.nn`` (``jax.nn``'s formulas and dtypes)."""
 
 from __future__ import annotations
 

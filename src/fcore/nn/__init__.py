@@ -1,0 +1,38 @@
+"""``fcore.nn``: activation functions, softmax and attention (``jax.nn``), and
+``fcore.nn.initializers``."""
+
+from fcore.nn.functions import (
+    relu as relu,
+    relu6 as relu6,
+    sigmoid as sigmoid,
+    log_sigmoid as log_sigmoid,
+    softplus as softplus,
+    silu as silu,
+    swish as swish,
+    gelu as gelu,
+    elu as elu,
+    selu as selu,
+    leaky_relu as leaky_relu,
+    celu as celu,
+    hard_tanh as hard_tanh,
+    soft_sign as soft_sign,
+    tanh as tanh,
+    softmax as softmax,
+    log_softmax as log_softmax,
+    logsumexp as logsumexp,
+    one_hot as one_hot,
+    standardize as standardize,
+    glu as glu,
+    hard_sigmoid as hard_sigmoid,
+    hard_silu as hard_silu,
+    hard_swish as hard_swish,
+    identity as identity,
+    log1mexp as log1mexp,
+    logmeanexp as logmeanexp,
+    mish as mish,
+    sparse_plus as sparse_plus,
+    sparse_sigmoid as sparse_sigmoid,
+    squareplus as squareplus,
+    dot_product_attention as dot_product_attention,
+)
+from fcore.nn import initializers as initializers  # after the functions: it imports fcore.random
