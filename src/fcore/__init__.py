@@ -56,3 +56,6 @@ from fcore.api.custom import (
     custom_vjp as custom_vjp,
     remat as remat,
 )
+from fcore import debug as debug
+from fcore import experimental as experimental
+from fcore.lax.callbacks import effects_barrier as effects_barrier, pure_callback as pure_callback

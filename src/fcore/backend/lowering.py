@@ -100,12 +100,14 @@ def dense_attr(value: np.ndarray[Any, Any]) -> str:
 class FunctionBuilder:
     """Accumulates the body of one ``func.func``."""
 
-    __slots__ = ("lines", "_next", "location")
+    __slots__ = ("lines", "_next", "location", "token")
 
     def __init__(self) -> None:
         self.lines: list[str] = []
         self._next = 0
         self.location = ""
+        #: The ``!stablehlo.token`` threading this function's ordered effects (``ordered_token``).
+        self.token: str | None = None
 
     def fresh(self) -> str:
         name = f"%{self._next}"
@@ -191,6 +193,16 @@ class LoweringRuleContext:
         if aval.dtype == dtype:
             return x
         return self.op_typed("stablehlo.convert", [x], [aval], ShapedArray(aval.shape, dtype))
+
+
+def ordered_token(ctx: LoweringRuleContext) -> str:
+    """The token the next ordered effect of this function consumes (created on first use);
+    the rule stores the token its op produces in ``ctx.fn.token``, so ordered effects run in
+    program order."""
+    token = ctx.fn.token
+    if token is None:
+        token = ctx.fn.token = ctx.emit("stablehlo.after_all : !stablehlo.token")
+    return token
 
 
 def lower_function(

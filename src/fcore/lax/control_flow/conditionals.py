@@ -238,8 +238,8 @@ def _cond_dce(used_outputs: Sequence[bool], eqn: JaxprEqn) -> tuple[list[bool], 
 @lowering_rules.register(cond_p)
 def _cond_lowering(ctx: LoweringRuleContext, index: str, *ops: str, branches: tuple[ClosedJaxpr, ...]) -> list[str]:
     outs = ctx.avals_out
-    if not outs:
-        return []
+    if not outs and not any(b.effects for b in branches):
+        return []  # nothing to compute (an effectful branch still runs)
     in_avals = ctx.avals_in[1:]
     regions = []
     for i, b in enumerate(branches):
@@ -248,10 +248,11 @@ def _cond_lowering(ctx: LoweringRuleContext, index: str, *ops: str, branches: tu
         results = block.call(sym, ops, in_avals, b.out_avals)
         regions.append(block.text(results, outs))
     types = ", ".join(tensor_type(a) for a in outs)
-    name = ctx.emit(
-        f'"stablehlo.case"({index}) ({", ".join(regions)}) : ({tensor_type(ctx.avals_in[0])}) -> ({types})',
-        n_results=len(outs),
-    )
+    case = f'"stablehlo.case"({index}) ({", ".join(regions)}) : ({tensor_type(ctx.avals_in[0])}) -> ({types})'
+    if not outs:
+        ctx.fn.lines.append(f"    {case}{ctx.fn.location}")
+        return []
+    name = ctx.emit(case, n_results=len(outs))
     return result_names(name, len(outs))
 
 

@@ -1,0 +1,6 @@
+"""``fcore.debug``: printing and callbacks that work inside transformed code (``jax.debug``)."""
+
+from fcore.lax.callbacks import debug_callback as callback
+from fcore.lax.callbacks import debug_print as print  # noqa: A001 - JAX's name
+
+__all__ = ["callback", "print"]
