@@ -13,6 +13,7 @@ from fcore.api.staging import ShapeDtypeStruct as ShapeDtypeStruct, make_jaxpr a
 from fcore.environment import print_environment_info as print_environment_info
 from fcore.config import (
     config as config,
+    disable_jit as disable_jit,
     enable_x64 as enable_x64,
     numpy_dtype_promotion as numpy_dtype_promotion,
 )
@@ -59,3 +60,10 @@ from fcore.api.custom import (
 from fcore import debug as debug
 from fcore import experimental as experimental
 from fcore.lax.callbacks import effects_barrier as effects_barrier, pure_callback as pure_callback
+from fcore.api.front_end import (
+    ensure_compile_time_eval as ensure_compile_time_eval,
+    eval_shape as eval_shape,
+    named_call as named_call,
+    named_scope as named_scope,
+    typeof as typeof,
+)

@@ -54,7 +54,7 @@ from fcore.lax.gather_scatter import (
     scatter_sub as scatter_sub,
 )
 from fcore.lax.control_flow import (
-    cond as cond, fori_loop as fori_loop, scan as scan, switch as switch, while_loop as while_loop,
+    cond as cond, fori_loop as fori_loop, map as map, scan as scan, switch as switch, while_loop as while_loop,
 )
 from fcore.lax.sorting import sort as sort, sort_key_val as sort_key_val, top_k as top_k
 from fcore.lax.special import (
