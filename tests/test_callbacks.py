@@ -173,3 +173,54 @@ def test_io_callback_ordered_across_calls() -> None:
         fcore.experimental.io_callback(cb, fcore.ShapeDtypeStruct((), np.int32), np.int32(100 + i), ordered=True)
     fcore.effects_barrier()
     assert log == [0, 100, 1, 101, 2, 102, 3, 103, 4, 104]
+
+
+def _nested_program(pkg: Any, lax_: Any, log: list[Any]) -> Callable[[Any], Any]:
+    """Ordered callbacks before, inside and after nested jit, scan, while, cond and remat."""
+
+    def rec(tag: str) -> Callable[[Any], Any]:
+        def cb(v: Any) -> Any:
+            log.append((tag, float(np.asarray(v))))
+            return np.asarray(v)
+
+        return cb
+
+    spec = pkg.ShapeDtypeStruct((), np.float32)
+
+    def io(tag: str, v: Any) -> Any:
+        return pkg.experimental.io_callback(rec(tag), spec, v, ordered=True)
+
+    def f(x: Any) -> Any:
+        x = io("start", x)
+        x = pkg.jit(lambda v: io("jit", v) + 1)(x)
+        x, _ = lax_.scan(lambda c, xi: (io("scan", c + xi), None), x, np.arange(2, dtype=np.float32))
+        x = lax_.while_loop(lambda c: c < 10, lambda c: io("while", c * 2), x)
+        x = lax_.cond(x > 5, lambda v: io("then", v), lambda v: v - 1, x)
+        x = pkg.checkpoint(lambda v: io("remat", v) * 3)(x)
+        pkg.debug.print("{}", x, ordered=True)
+        return io("end", x)
+
+    return f
+
+
+def test_ordered_callbacks_in_nested_control_flow_run_in_program_order() -> None:
+    ours: list[Any] = []
+    theirs: list[Any] = []
+    r1 = fcore.jit(_nested_program(fcore, lax, ours))(np.float32(0.5))
+    r2 = jax.jit(_nested_program(jax, jax.lax, theirs))(np.float32(0.5))
+    jax.effects_barrier()  # type: ignore[no-untyped-call]
+    assert float(r1) == float(r2)
+    assert ours == theirs and len(ours) == 9
+    eager: list[Any] = []
+    _nested_program(fcore, lax, eager)(np.float32(0.5))
+    assert eager == theirs
+
+
+def test_ordered_effects_in_while_cond_are_refused() -> None:
+    def cond(c: Any) -> Any:
+        fcore.debug.print("{}", c, ordered=True)
+        return c < 3
+
+    f = fcore.jit(lambda x: lax.while_loop(cond, lambda c: c + 1, x))
+    with pytest.raises(NotImplementedError, match="cond_fun"):
+        f(0)

@@ -16,7 +16,9 @@ import attrs
 import numpy as np
 
 from fcore import tree_util
-from fcore.backend.lowering import LoweringRuleContext, lowering_rules, tensor_type
+from fcore.backend.lowering import (
+    TOKEN_TYPE, LoweringRuleContext, lowering_rules, ordered_token, tensor_type, threads_token,
+)
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import get_aval, to_numpy_arg
 from fcore.interpreters.staging import trace_to_jaxpr
@@ -241,19 +243,24 @@ def _cond_lowering(ctx: LoweringRuleContext, index: str, *ops: str, branches: tu
     if not outs and not any(b.effects for b in branches):
         return []  # nothing to compute (an effectful branch still runs)
     in_avals = ctx.avals_in[1:]
+    threaded = [threads_token(b.jaxpr) for b in branches]
+    token_in = ordered_token(ctx) if any(threaded) else None  # every branch returns a token then
     regions = []
-    for i, b in enumerate(branches):
+    for i, (b, t) in enumerate(zip(branches, threaded)):
         sym = ctx.module.private_function(b.jaxpr, f"cond_branch{i}")
         block = RegionBlock(ctx)
-        results = block.call(sym, ops, in_avals, b.out_avals)
-        regions.append(block.text(results, outs))
-    types = ", ".join(tensor_type(a) for a in outs)
+        results, token_out = block.call_threaded(sym, ops, in_avals, b.out_avals, token_in if t else None)
+        regions.append(block.text(results, outs, token=token_out if t else token_in))
+    types = ", ".join([*(tensor_type(a) for a in outs), *([TOKEN_TYPE] if token_in is not None else [])])
     case = f'"stablehlo.case"({index}) ({", ".join(regions)}) : ({tensor_type(ctx.avals_in[0])}) -> ({types})'
-    if not outs:
+    n = len(outs) + (token_in is not None)
+    if not n:
         ctx.fn.lines.append(f"    {case}{ctx.fn.location}")
         return []
-    name = ctx.emit(case, n_results=len(outs))
-    return result_names(name, len(outs))
+    names = result_names(ctx.emit(case, n_results=n), n)
+    if token_in is not None:
+        ctx.fn.token = names.pop()
+    return names
 
 
 def _bind_cond(index: ArrayLike, branches: Sequence[ClosedJaxpr], ops: Sequence[ArrayLike]) -> list[Array]:

@@ -23,7 +23,9 @@ import attrs
 import numpy as np
 
 from fcore import tree_util
-from fcore.backend.lowering import LoweringRuleContext, lowering_rules, tensor_type
+from fcore.backend.lowering import (
+    TOKEN_TYPE, LoweringError, LoweringRuleContext, lowering_rules, ordered_token, tensor_type, threads_token,
+)
 from fcore.errors import ConcretizationError
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import get_aval, to_numpy_arg
@@ -308,22 +310,36 @@ def _while_lowering(ctx: LoweringRuleContext, *args: str, cond_jaxpr: ClosedJaxp
                     cond_nconsts: int, body_nconsts: int) -> list[str]:
     cc, bc, init = split(args, cond_nconsts, body_nconsts)
     cc_a, bc_a, carry_a = split(ctx.avals_in, cond_nconsts, body_nconsts)
-    if not init:
+    if threads_token(cond_jaxpr.jaxpr):
+        raise _WhileCondEffectsError("ordered effects (ordered debug prints, ordered io_callback) in a while_loop's "
+                                     "cond_fun are not supported by fcore's lowering; move them into body_fun")
+    # The token of ordered effects in the body is one more loop-carried value (the last).
+    token_in = ordered_token(ctx) if threads_token(body_jaxpr.jaxpr) else None
+    if not init and token_in is None:
         return []
     cond_sym = ctx.module.private_function(cond_jaxpr.jaxpr, "while_cond")
     body_sym = ctx.module.private_function(body_jaxpr.jaxpr, "while_body")
     iters = [ctx.fn.fresh() for _ in init]
+    token_iter = ctx.fn.fresh() if token_in is not None else None
     cb = RegionBlock(ctx)
     (pred,) = cb.call(cond_sym, [*cc, *iters], [*cc_a, *carry_a], cond_jaxpr.out_avals)
     bb = RegionBlock(ctx)
-    new = bb.call(body_sym, [*bc, *iters], [*bc_a, *carry_a], body_jaxpr.out_avals)
-    bind = ", ".join(f"{i} = {x}" for i, x in zip(iters, init))
-    types = ", ".join(tensor_type(a) for a in carry_a)
+    new, token_out = bb.call_threaded(body_sym, [*bc, *iters], [*bc_a, *carry_a], body_jaxpr.out_avals, token_iter)
+    bind = ", ".join(f"{i} = {x}" for i, x in zip([*iters, token_iter], [*init, token_in]) if i is not None)
+    types = ", ".join([*(tensor_type(a) for a in carry_a), *([TOKEN_TYPE] if token_in is not None else [])])
     text = (
         f"stablehlo.while({bind}) : {types}\n    cond {cb.text([pred], cond_jaxpr.out_avals)} "
-        f"do {bb.text(new, carry_a)}"
+        f"do {bb.text(new, carry_a, token=token_out)}"
     )
-    return result_names(ctx.emit(text, n_results=len(init)), len(init))
+    n = len(init) + (token_in is not None)
+    names = result_names(ctx.emit(text, n_results=n), n)
+    if token_in is not None:
+        ctx.fn.token = names.pop()
+    return names
+
+
+class _WhileCondEffectsError(LoweringError):
+    """A while loop's predicate has ordered effects (JAX threads them specially; fcore does not)."""
 
 
 def _bind_while_hoisted(cond_consts: Sequence[ArrayLike], body_consts: Sequence[ArrayLike],
@@ -726,6 +742,9 @@ def _scan_lowering(ctx: LoweringRuleContext, *args: str, jaxpr: ClosedJaxpr, len
     loop_avals = [i32, *car_avals, *y_avals]
     iters = [ctx.fn.fresh() for _ in loop_avals]
     i, carry, ys = iters[0], iters[1 : 1 + ncar], iters[1 + ncar :]
+    # The token of ordered effects in the body is one more loop-carried value (the last).
+    token_in = ordered_token(ctx) if threads_token(jaxpr.jaxpr) else None
+    token_iter = ctx.fn.fresh() if token_in is not None else None
     cb = RegionBlock(ctx)
     pred_aval = shaped_array((), dtypes.bool_)
     pred = cb.emit(f"stablehlo.compare LT, {i}, {n}, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>")
@@ -739,8 +758,10 @@ def _scan_lowering(ctx: LoweringRuleContext, *args: str, jaxpr: ClosedJaxpr, len
         ins = ", ".join([tensor_type(xa)] + ["tensor<i32>"] * (a.ndim + 1))
         s = bb.emit(f"stablehlo.dynamic_slice {x}, {starts}, sizes = [{sizes}] : ({ins}) -> {tensor_type(one_a)}")
         slices.append(bb.emit(f"stablehlo.reshape {s} : ({tensor_type(one_a)}) -> {tensor_type(a)}"))
-    outs = bb.call(body_sym, [*consts, *carry, *slices], [*c_avals, *car_avals, *jaxpr.in_avals[nc + ncar :]],
-                   jaxpr.out_avals)
+    outs, token_out = bb.call_threaded(
+        body_sym, [*consts, *carry, *slices], [*c_avals, *car_avals, *jaxpr.in_avals[nc + ncar :]], jaxpr.out_avals,
+        token_iter,
+    )
     new_ys = []
     for buf, y, ya, a in zip(ys, outs[ncar:], y_avals, jaxpr.out_avals[ncar:]):
         one_a = shaped_array((1, *a.shape), a.dtype)
@@ -749,13 +770,16 @@ def _scan_lowering(ctx: LoweringRuleContext, *args: str, jaxpr: ClosedJaxpr, len
         ins = ", ".join([tensor_type(ya), tensor_type(one_a)] + ["tensor<i32>"] * (a.ndim + 1))
         new_ys.append(bb.emit(f"stablehlo.dynamic_update_slice {buf}, {r}, {starts} : ({ins}) -> {tensor_type(ya)}"))
     i1 = bb.emit(f"stablehlo.add {i}, {one} : tensor<i32>")
-    bind = ", ".join(f"{v} = {x}" for v, x in zip(iters, [zero, *init, *ys0]))
-    types = ", ".join(tensor_type(a) for a in loop_avals)
+    bind = ", ".join(f"{v} = {x}" for v, x in zip([*iters, token_iter], [zero, *init, *ys0, token_in]) if v is not None)
+    types = ", ".join([*(tensor_type(a) for a in loop_avals), *([TOKEN_TYPE] if token_in is not None else [])])
     text = (
         f"stablehlo.while({bind}) : {types}\n    cond {cb.text([pred], [pred_aval])} "
-        f"do {bb.text([i1, *outs[:ncar], *new_ys], loop_avals)}"
+        f"do {bb.text([i1, *outs[:ncar], *new_ys], loop_avals, token=token_out)}"
     )
-    results = result_names(ctx.emit(text, n_results=len(loop_avals)), len(loop_avals))
+    n_loop = len(loop_avals) + (token_in is not None)
+    results = result_names(ctx.emit(text, n_results=n_loop), n_loop)
+    if token_in is not None:
+        ctx.fn.token = results.pop()
     return results[1:]
 
 
