@@ -76,9 +76,9 @@ def _promotion_mode(value: object) -> PromotionMode:
 
 _ALIASES = {
     "jax_enable_x64": "enable_x64",
-    "jax_disable_jit": "disable_jit",
     "jax_numpy_dtype_promotion": "numpy_dtype_promotion",
     "fcore_verify": "verify",
+    "jax_disable_jit": "disable_jit",
 }
 
 
