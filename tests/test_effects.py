@@ -148,3 +148,31 @@ def test_grad_and_linearize_keep_prints_out_of_the_transpose(capsys: pytest.Capt
     j = fcore.make_jaxpr(fcore.grad(f))(X)
     assert j.effects == frozenset({debug_effect})
     assert [e.primitive.name for e in j.eqns].count("debug_print") == 1
+
+
+def test_user_primitive_declares_its_effects() -> None:
+    """``Primitive.def_effects``: a user's effectful primitive is kept by DCE and not merged by CSE."""
+    from fcore.core import Effect, Primitive, ShapedArray
+
+    counter_effect = Effect("Counter", ordered=False)
+    ticks: list[int] = []
+    tick_p = Primitive("test_tick", multiple_results=True)
+    tick_p.def_abstract_eval(lambda x: [])
+    tick_p.def_effects(lambda: frozenset({counter_effect}))
+
+    @tick_p.def_impl
+    def _tick_impl(x: Any) -> list[Any]:
+        ticks.append(int(x))
+        return []
+
+    def f(x: Any) -> Any:
+        tick_p.bind(x)
+        tick_p.bind(x)
+        return x
+
+    closed = fcore.make_jaxpr(f)(1)
+    assert closed.effects == frozenset({counter_effect})
+    assert len(cse(dce_jaxpr(closed, [True])[0]).eqns) == 2
+    f(3)
+    assert ticks == [3, 3]
+    assert isinstance(closed.in_avals[0], ShapedArray)
