@@ -3,6 +3,8 @@ the Python function receives (count, shapes, order) under jit and vmap, and erro
 
 from __future__ import annotations
 
+import contextlib
+import io
 from collections.abc import Callable
 from typing import Any
 
@@ -216,11 +218,24 @@ def test_ordered_callbacks_in_nested_control_flow_run_in_program_order() -> None
     assert eager == theirs
 
 
-def test_ordered_effects_in_while_cond_are_refused() -> None:
-    def cond(c: Any) -> Any:
-        fcore.debug.print("{}", c, ordered=True)
-        return c < 3
+def test_ordered_effects_in_while_cond_run_in_order() -> None:
+    def run(pkg: Any, lax_: Any) -> Any:
+        def cond(c: Any) -> Any:
+            pkg.debug.print("cond {}", c, ordered=True)
+            return c < 3
 
-    f = fcore.jit(lambda x: lax.while_loop(cond, lambda c: c + 1, x))
-    with pytest.raises(NotImplementedError, match="cond_fun"):
-        f(0)
+        def body(c: Any) -> Any:
+            pkg.debug.print("body {}", c, ordered=True)
+            return c + 1
+
+        return lambda: pkg.jit(lambda x: lax_.while_loop(cond, body, x))(0)
+
+    outs = []
+    for pkg, lax_ in ((fcore, lax), (jax, jax.lax)):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            assert int(run(pkg, lax_)()) == 3
+            jax.effects_barrier()  # type: ignore[no-untyped-call]
+        outs.append(buf.getvalue())
+    assert outs[0] == outs[1]
+    assert outs[0].splitlines()[:3] == ["cond 0", "body 0", "cond 1"]

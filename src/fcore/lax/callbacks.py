@@ -294,9 +294,11 @@ def _debug_callback_lowering(ctx: LoweringRuleContext, *args: str, callback: Hos
     return _lower_host_call(ctx, args, _compiled_form(callback, callback.fun, [], ordered))
 
 
-def debug_callback(callback: Callable[..., Any], *args: Any, ordered: bool = False, **kwargs: Any) -> None:
+def debug_callback(callback: Callable[..., Any], *args: Any, ordered: bool = False, partitioned: bool = False,
+                   **kwargs: Any) -> None:
     """Call ``callback(*args, **kwargs)`` for its effect, eagerly or from compiled code
-    (``jax.debug.callback``): it receives fcore arrays, and its result is ignored."""
+    (``jax.debug.callback``): it receives fcore arrays, and its result is ignored.
+    (``partitioned`` only matters for sharded arrays, which fcore does not have.)"""
     if not callable(callback):
         raise TypeError(f"first argument to `debug.callback` must be callable, got {callback!r}")
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
@@ -435,11 +437,13 @@ def _printoptions() -> tuple[tuple[str, ParamValue], ...]:
 
 
 @overload
-def debug_print(fmt: str, *args: Any, ordered: bool = False, skip_format_check: bool = False, **kwargs: Any) -> None: ...
+def debug_print(fmt: str, *args: Any, ordered: bool = False, partitioned: bool = False,
+                skip_format_check: bool = False, **kwargs: Any) -> None: ...
 @overload
-def debug_print(*, ordered: bool = False, skip_format_check: bool = False) -> Callable[..., None]: ...
-def debug_print(fmt: str | None = None, *args: Any, ordered: bool = False, skip_format_check: bool = False,
-                **kwargs: Any) -> Callable[..., None] | None:
+def debug_print(*, ordered: bool = False, partitioned: bool = False,
+                skip_format_check: bool = False) -> Callable[..., None]: ...
+def debug_print(fmt: str | None = None, *args: Any, ordered: bool = False, partitioned: bool = False,
+                skip_format_check: bool = False, **kwargs: Any) -> Callable[..., None] | None:
     """Print ``fmt.format(*args, **kwargs)`` on stdout, eagerly or from compiled code
     (``jax.debug.print``; also the two-call form ``debug.print(ordered=True)(fmt, ...)``)."""
 

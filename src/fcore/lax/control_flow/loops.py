@@ -24,7 +24,7 @@ import numpy as np
 
 from fcore import tree_util
 from fcore.backend.lowering import (
-    TOKEN_TYPE, LoweringError, LoweringRuleContext, lowering_rules, ordered_token, tensor_type, threads_token,
+    TOKEN_TYPE, LoweringRuleContext, lowering_rules, ordered_token, tensor_type, threads_token,
 )
 from fcore.errors import ConcretizationError
 from fcore.interpreters.array import Array, ArrayImpl
@@ -311,8 +311,7 @@ def _while_lowering(ctx: LoweringRuleContext, *args: str, cond_jaxpr: ClosedJaxp
     cc, bc, init = split(args, cond_nconsts, body_nconsts)
     cc_a, bc_a, carry_a = split(ctx.avals_in, cond_nconsts, body_nconsts)
     if threads_token(cond_jaxpr.jaxpr):
-        raise _WhileCondEffectsError("ordered effects (ordered debug prints, ordered io_callback) in a while_loop's "
-                                     "cond_fun are not supported by fcore's lowering; move them into body_fun")
+        return _while_lowering_effectful_cond(ctx, cc, bc, init, cc_a, bc_a, carry_a, cond_jaxpr, body_jaxpr)
     # The token of ordered effects in the body is one more loop-carried value (the last).
     token_in = ordered_token(ctx) if threads_token(body_jaxpr.jaxpr) else None
     if not init and token_in is None:
@@ -338,8 +337,38 @@ def _while_lowering(ctx: LoweringRuleContext, *args: str, cond_jaxpr: ClosedJaxp
     return names
 
 
-class _WhileCondEffectsError(LoweringError):
-    """A while loop's predicate has ordered effects (JAX threads them specially; fcore does not)."""
+def _while_lowering_effectful_cond(
+    ctx: LoweringRuleContext, cc: list[str], bc: list[str], init: list[str], cc_a: list[ShapedArray],
+    bc_a: list[ShapedArray], carry_a: list[ShapedArray], cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr,
+) -> list[str]:
+    """A loop whose predicate has ordered effects (as JAX lowers it): the predicate is computed
+    once before the loop and again at the end of each iteration, so that its effects run in
+    program order with the body's; the loop carries it, and the token, as two more values."""
+    cond_sym = ctx.module.private_function(cond_jaxpr.jaxpr, "while_cond")
+    body_sym = ctx.module.private_function(body_jaxpr.jaxpr, "while_body")
+    pred_a = cond_jaxpr.out_avals[0]
+    cond_ins = ", ".join([*(tensor_type(a) for a in [*cc_a, *carry_a]), TOKEN_TYPE])
+    cond_outs = f"{tensor_type(pred_a)}, {TOKEN_TYPE}"
+    first = ctx.emit(f"func.call @{cond_sym}({', '.join([*cc, *init, ordered_token(ctx)])}) : ({cond_ins}) -> ({cond_outs})", 2)
+    iters = [ctx.fn.fresh() for _ in init]
+    pred_iter, token_iter = ctx.fn.fresh(), ctx.fn.fresh()
+    cb = RegionBlock(ctx)
+    bb = RegionBlock(ctx)
+    body_token = token_iter if threads_token(body_jaxpr.jaxpr) else None
+    new, token_out = bb.call_threaded(body_sym, [*bc, *iters], [*bc_a, *carry_a], body_jaxpr.out_avals, body_token)
+    (pred,), token_after = bb.call_threaded(cond_sym, [*cc, *new], [*cc_a, *carry_a], cond_jaxpr.out_avals,
+                                            token_out or token_iter)
+    assert token_after is not None
+    bind = ", ".join(f"{i} = {x}" for i, x in zip([*iters, pred_iter, token_iter], [*init, f"{first}#0", f"{first}#1"]))
+    types = ", ".join([*(tensor_type(a) for a in [*carry_a, pred_a]), TOKEN_TYPE])
+    text = (
+        f"stablehlo.while({bind}) : {types}\n    cond {cb.text([pred_iter], [pred_a])} "
+        f"do {bb.text([*new, pred], [*carry_a, pred_a], token=token_after)}"
+    )
+    n = len(init) + 2
+    names = result_names(ctx.emit(text, n_results=n), n)
+    ctx.fn.token = names[-1]
+    return names[: len(init)]
 
 
 def _bind_while_hoisted(cond_consts: Sequence[ArrayLike], body_consts: Sequence[ArrayLike],
