@@ -153,3 +153,51 @@ def test_debug_callback_error_surfaces() -> None:
         fcore.debug.callback(bad, X)
     with pytest.raises(fcore.backend.XlaRuntimeError, match="callback failed here"):
         fcore.jit(lambda x: fcore.debug.callback(bad, x))(X)
+
+
+def _transformed_programs(pkg: Any, np_: Any) -> dict[str, Callable[[], Any]]:
+    d = pkg.debug
+    xs = np.array([1.0, 2.0], np.float32)
+
+    def f(x: Any) -> Any:
+        d.print("f {}", x)
+        return np_.sum(np_.sin(x))
+
+    @pkg.custom_vjp
+    def g(x: Any) -> Any:
+        return np_.sin(x)
+
+    def g_fwd(x: Any) -> Any:
+        d.print("fwd {}", x)
+        return np_.sin(x), x
+
+    def g_bwd(r: Any, ct: Any) -> Any:
+        d.print("bwd {}", r)
+        return (ct * np_.cos(r),)
+
+    g.defvjp(g_fwd, g_bwd)
+
+    def scanned(x: Any) -> Any:
+        def body(c: Any, xi: Any) -> Any:
+            d.print("b {} {}", c, xi)
+            return c + xi, c
+
+        return pkg.lax.scan(body, 0.0, x)
+
+    return {
+        "remat_grad": lambda: pkg.grad(pkg.checkpoint(f))(xs),
+        "jit_remat_grad": lambda: pkg.jit(pkg.grad(pkg.checkpoint(f)))(xs),
+        "custom_vjp_grad": lambda: pkg.grad(lambda x: np_.sum(g(x)))(xs),
+        "jit_custom_vjp_grad": lambda: pkg.jit(pkg.grad(lambda x: np_.sum(g(x))))(xs),
+        "vmap_scan": lambda: pkg.vmap(scanned)(np.stack([xs, xs + 1])),
+        "jit_vmap_scan": lambda: pkg.jit(pkg.vmap(scanned))(np.stack([xs, xs + 1])),
+        "jvp": lambda: pkg.jvp(f, (xs,), (xs,)),
+        "linearize": lambda: pkg.linearize(f, xs)[1](xs),
+        "vjp": lambda: pkg.vjp(f, xs)[1](np.float32(1.0)),
+        "jacfwd": lambda: pkg.jacfwd(f)(xs),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_transformed_programs(fcore, fnp)))
+def test_print_under_composed_transformations(capsys: Capsys, name: str) -> None:
+    _same_output(capsys, _transformed_programs(fcore, fnp)[name], _transformed_programs(jax, jnp)[name])
