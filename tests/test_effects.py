@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import hypothesis.strategies as st
 import jax
 import numpy as np
 import pytest
+from hypothesis import given, settings
 
 import fcore
 import fcore.numpy as fnp
@@ -176,3 +178,30 @@ def test_user_primitive_declares_its_effects() -> None:
     f(3)
     assert ticks == [3, 3]
     assert isinstance(closed.in_avals[0], ShapedArray)
+
+
+@settings(max_examples=10, deadline=None)
+@given(ops=st.lists(st.tuples(st.sampled_from(["print", "sin", "add", "io"]), st.integers(0, 5), st.integers(0, 5)),
+                    min_size=1, max_size=8))
+def test_passes_keep_effects_of_random_programs(ops: list[tuple[str, int, int]]) -> None:
+    """Whatever the program, DCE and CSE keep every effectful equation, in order."""
+
+    def f(x: Any) -> Any:
+        vals = [x]
+        for k, (op, i, j) in enumerate(ops):
+            a, b = vals[i % len(vals)], vals[j % len(vals)]
+            if op == "print":
+                fcore.debug.print(f"p{k} {{}}", a)
+            elif op == "io":
+                vals.append(fcore.experimental.io_callback(lambda v: v, F32, a))
+            else:
+                vals.append(fnp.sin(a) if op == "sin" else a + b)
+        return vals[0]
+
+    closed = fcore.make_jaxpr(f)(X)
+    effectful = [e for e in closed.eqns if e.effects]
+    for out in (dce_jaxpr(closed, [True])[0], cse(closed), fold_constants(closed)):
+        kept = [e for e in out.eqns if e.effects]
+        assert [(e.primitive, e.params) for e in kept] == [(e.primitive, e.params) for e in effectful]
+        assert out.effects == closed.effects
+        typecheck(out)
