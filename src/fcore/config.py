@@ -87,9 +87,9 @@ class Config:
 
     Names: ``enable_x64`` (alias ``jax_enable_x64``), ``numpy_dtype_promotion`` (alias
     ``jax_numpy_dtype_promotion``), ``disable_jit`` (alias ``jax_disable_jit``), ``verify``
-    (alias ``fcore_verify``). An update of a JAX
-    setting is process-wide (a ``with`` block of the matching context manager still overrides
-    it); ``verify`` is set for the current context only.
+    (alias ``fcore_verify``). An update of a JAX setting is process-wide (a ``with`` block of
+    the matching context manager still overrides it); ``verify`` is set for the current
+    context only.
     """
 
     def update(self, name: str, value: object) -> None:

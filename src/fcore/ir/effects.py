@@ -48,7 +48,3 @@ def union(sets: Iterable[Effects]) -> Effects:
             out.update(s)
     return frozenset(out) if out else NO_EFFECTS
 
-
-def ordered(effects: Effects) -> list[Effect]:
-    """The ordered effects of a set, in a deterministic order (by name)."""
-    return sorted((e for e in effects if e.ordered), key=lambda e: e.name)
