@@ -135,3 +135,42 @@ def test_block_until_ready_on_pytrees_and_devices() -> None:
     tree = {"a": fnp.ones(3), "b": [fcore.jit(fnp.sin)(np.float32(1.0)), 2.0]}
     assert fcore.block_until_ready(tree) is tree
     assert tree["a"].devices() == {fcore.devices()[0]}
+
+
+def _control_flow_program(pkg: Any, seen: list[Any]) -> Any:
+    lax_ = pkg.lax
+
+    def f(x: Any) -> Any:
+        def body(c: Any, xi: Any) -> Any:
+            seen.append(type(c).__name__)  # a concrete array each iteration when jit is disabled
+            return c + xi, c * 2
+
+        c, ys = lax_.scan(body, x, np.arange(3, dtype=np.float32), reverse=True)
+        w = lax_.while_loop(lambda v: v < 20, lambda v: v * 3, c)
+        k = lax_.fori_loop(0, 3, lambda i, v: v + i, w)
+        k = lax_.fori_loop(2, 2, lambda i, v: v + i, k)
+        s = lax_.switch(5, [lambda v: v - 1, lambda v: v + 1], k)
+        return lax_.cond(s > 0, lambda v: v * 10, lambda v: v, s), ys
+
+    return f
+
+
+def test_disable_jit_runs_control_flow_in_python() -> None:
+    ours_seen: list[Any] = []
+    theirs_seen: list[Any] = []
+    with fcore.disable_jit():
+        ours = fcore.jit(_control_flow_program(fcore, ours_seen))(np.float32(1.0))
+    with jax.disable_jit():
+        theirs = jax.jit(_control_flow_program(jax, theirs_seen))(np.float32(1.0))
+    for a, b in zip(fcore.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert len(ours_seen) == len(theirs_seen) == 3 and "StagingTracer" not in ours_seen
+    staged: list[Any] = []
+    fcore.jit(_control_flow_program(fcore, staged))(np.float32(1.0))
+    assert staged == ["StagingTracer"]  # traced once, as usual, outside the block
+
+
+def test_disable_jit_while_under_vmap_falls_back_to_the_primitive() -> None:
+    f = fcore.vmap(lambda v: fcore.lax.while_loop(lambda c: c < 5, lambda c: c + 2, v))
+    with fcore.disable_jit():
+        np.testing.assert_array_equal(f(np.arange(3)), np.array([6, 5, 6]))

@@ -19,7 +19,9 @@ from fcore import tree_util
 from fcore.backend.lowering import (
     TOKEN_TYPE, LoweringRuleContext, lowering_rules, ordered_token, tensor_type, threads_token,
 )
+from fcore.config import jit_disabled
 from fcore.interpreters.array import Array, ArrayImpl
+from fcore.interpreters.trace import Tracer
 from fcore.interpreters.eval import get_aval, to_numpy_arg
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.ir import dtypes
@@ -326,6 +328,8 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
         if not dtypes.is_integer(aval.dtype):
             raise TypeError(f"Pred type must be either boolean or integer, got {dtypes.dtype_name(aval.dtype)}.")
         pred = bool(pred) if type(pred) is int else ne(pred, 0)
+    if jit_disabled() and not isinstance(pred, Tracer):  # ``disable_jit``: Python runs one branch
+        return true_fun(*operands) if pred else false_fun(*operands)
     index = convert_element_type(pred, dtypes.int32)
     branches, ops, out_tree = _trace_branches(
         [false_fun, true_fun], ["false_fun", "true_fun"], "true_fun and false_fun output", operands
@@ -349,6 +353,8 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
         raise TypeError(f"Index type must be an integer, got {index} of type {dtypes.dtype_name(aval.dtype)}.")
     if len(funs) == 1:
         return funs[0](*operands)
+    if jit_disabled() and not isinstance(index, Tracer):  # ``disable_jit``: Python picks the branch
+        return funs[min(max(int(index), 0), len(funs) - 1)](*operands)
     if aval.dtype != dtypes.int32 or aval.weak_type:
         index = convert_element_type(index, dtypes.int32)
     index = clamp(np.int32(0), index, np.int32(len(funs) - 1))

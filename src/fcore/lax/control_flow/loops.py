@@ -27,6 +27,7 @@ from fcore.backend.lowering import (
     TOKEN_TYPE, LoweringRuleContext, lowering_rules, ordered_token, tensor_type, threads_token,
 )
 from fcore.errors import ConcretizationError
+from fcore.config import jit_disabled
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import get_aval, to_numpy_arg
 from fcore.interpreters.staging import trace_to_jaxpr
@@ -41,6 +42,7 @@ from fcore.lax.control_flow.common import (
     PeResult, RegionBlock, broadcast_leading, check_const_free, convert_outs, extra_inputs, fixpoint,
     permute_invars, pp_avals, result_names, split, stage_all, trace_hoisted, with_outvars, zeros,
 )
+from fcore.lax.control_flow.python_mode import NOT_CONCRETE, scan_in_python, while_in_python
 from fcore.lax.elementwise import add, convert_element_type, lt, select_n
 from fcore.lax.reductions import reduce_or
 from fcore.transforms.ad_util import Tangent, UndefinedPrimal, Zero, has_tangent, is_undefined
@@ -393,6 +395,10 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
     """``while cond_fun(val): val = body_fun(val)``, staged as ``while`` (JAX's ``lax.while_loop``)."""
     if not callable(cond_fun) or not callable(body_fun):
         raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
+    if jit_disabled():
+        result = while_in_python(cond_fun, body_fun, init_val)
+        if result is not NOT_CONCRETE:
+            return result
     init: list[ArrayLike]
     init, in_tree = tree_util.tree_flatten(init_val)
 
@@ -851,6 +857,8 @@ def scan(
         if len(sizes) > 1:
             raise ValueError(f"scan got values with different leading axis sizes: {', '.join(map(str, sizes))}.")
         length = sizes[0]
+    if jit_disabled():
+        return scan_in_python(f, init, xs, length, reverse)
     if isinstance(unroll, bool):
         unroll = max(length, 1) if unroll else 1
     elif operator.index(unroll) < 1:
@@ -921,6 +929,8 @@ def fori_loop(lower: ArrayLike, upper: ArrayLike, body_fun: Callable[[Any, Any],
             i, x = carry
             return (add(i, 1), body_fun(i, x)), None
 
+        if jit_disabled() and hi <= lo:
+            return init_val  # the Python scan of ``disable_jit`` has no zero-length form (as jax)
         (_, result), _ = scan(scan_body, (lo, init_val), None, length=max(hi - lo, 0), unroll=n_unroll)
         return result
     if unroll is not None and unroll is not False and unroll != 1:
