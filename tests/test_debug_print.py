@@ -3,6 +3,7 @@ stdout, eagerly and under jit, vmap, grad, scan, while and cond."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -202,3 +203,10 @@ def _transformed_programs(pkg: Any, np_: Any) -> dict[str, Callable[[], Any]]:
 @pytest.mark.parametrize("name", sorted(_transformed_programs(fcore, fnp)))
 def test_print_under_composed_transformations(capsys: Capsys, name: str) -> None:
     _same_output(capsys, _transformed_programs(fcore, fnp)[name], _transformed_programs(jax, jnp)[name])
+
+
+def test_debug_log_goes_to_the_logger(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="fcore.debug"):
+        fcore.jit(lambda x: fcore.debug.log("value {v:.2f}", v=x))(np.float32(1.5))
+        fcore.debug.log("eager {}", 2)
+    assert [r.getMessage() for r in caplog.records if r.name == "fcore.debug"] == ["value 1.50", "eager 2"]

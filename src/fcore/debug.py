@@ -2,6 +2,7 @@
 
 from fcore.ir.effects import DebugEffect as DebugEffect, OrderedDebugEffect as OrderedDebugEffect
 from fcore.lax.callbacks import debug_callback as callback
+from fcore.lax.callbacks import debug_log as log
 from fcore.lax.callbacks import debug_print as print  # noqa: A001 - JAX's name
 
-__all__ = ["DebugEffect", "OrderedDebugEffect", "callback", "print"]
+__all__ = ["DebugEffect", "OrderedDebugEffect", "callback", "log", "print"]

@@ -11,6 +11,7 @@ not merge them, and the ordered ones are threaded by a token in program order.
 from __future__ import annotations
 
 import ast
+import logging
 import string
 import sys
 import weakref
@@ -41,6 +42,7 @@ __all__ = [
     "HostCallback",
     "debug_callback",
     "debug_callback_p",
+    "debug_log",
     "debug_print",
     "debug_print_p",
     "io_callback",
@@ -470,6 +472,20 @@ def debug_print(fmt: str | None = None, *args: Any, ordered: bool = False, parti
     if args or kwargs:
         raise TypeError(f"debug_print received unexpected arguments in the two-call form: {args=} {kwargs=}")
     return _print
+
+
+_logger = logging.getLogger("fcore.debug")
+
+
+def debug_log(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:
+    """``debug.print``, with the text logged at ``INFO`` on the ``fcore.debug`` logger instead
+    of written to stdout (``jax.debug.log``)."""
+    _FormatChecker().format(fmt, *args, **kwargs)
+
+    def log(*a: Any, **k: Any) -> None:
+        _logger.info(fmt.format(*a, **k))
+
+    debug_callback(log, *args, ordered=ordered, **kwargs)
 
 
 # =========================================================================================
