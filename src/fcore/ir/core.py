@@ -160,6 +160,8 @@ def eqn_effects(primitive: Primitive, params: Params) -> Effects:
     rule = primitive.effects_rule
     if rule is not None:
         return rule(**params)
+    if not params:
+        return NO_EFFECTS
     found: list[Effects] = []
     for value in params.values():
         _nested_effects(value, found)

@@ -24,13 +24,12 @@ def dce_jaxpr_open(jaxpr: Jaxpr, used_outputs: Sequence[bool], prune_inputs: boo
     kept: list[JaxprEqn] = []
     for eqn in reversed(jaxpr.eqns):
         used = [id(v) in live for v in eqn.outvars]
-        effectful = bool(eqn.effects)  # kept even when nothing uses its results
-        if not any(used) and not effectful:
+        if not any(used) and not eqn.effects:  # an effectful equation is kept even then
             continue
         rule = dce_rules.get(eqn.primitive)
         if rule is not None:
             used_ins, new_eqn = rule(used, eqn)
-            if new_eqn is None and effectful:
+            if new_eqn is None and eqn.effects:
                 used_ins, new_eqn = [True] * len(eqn.invars), eqn
             if new_eqn is None:
                 continue
