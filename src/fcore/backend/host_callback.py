@@ -52,18 +52,32 @@ def register(fun: HostFunction) -> int:
 
 
 def custom_call(
-    key: int, operands: Sequence[str], operand_types: Sequence[str], result_types: Sequence[str], side_effect: bool = True
+    key: int,
+    operands: Sequence[str],
+    operand_types: Sequence[str],
+    result_types: Sequence[str],
+    ranks: tuple[Sequence[int], Sequence[int]],
+    side_effect: bool = True,
 ) -> str:
-    """The text of a callback custom call (without the ``%N =`` binder); a pure one (no
+    """The text of a callback custom call (without the ``%N =`` binder). ``ranks`` gives the
+    rank of each operand and result (row-major layouts, as JAX passes); a pure call (no
     ``has_side_effect``) may be removed by XLA when its results are unused."""
     ins = ", ".join(operand_types)
     outs = ", ".join(result_types)
     out = result_types[0] if len(result_types) == 1 else f"({outs})"
+    in_layouts, out_layouts = (", ".join(_layout(r) for r in rs) for rs in ranks)
+    effect = ", has_side_effect = true" if side_effect else ""
     return (
         f"stablehlo.custom_call @{CPU_TARGET}({', '.join(operands)}) "
-        f"{{api_version = 4 : i32, backend_config = {{index = {key} : ui64}}{', has_side_effect = true' if side_effect else ''}}} "
-        f": ({ins}) -> {out}"
+        f"{{api_version = 4 : i32, operand_layouts = [{in_layouts}], result_layouts = [{out_layouts}], "
+        f"backend_config = {{index = {key} : ui64}}{effect}}} : ({ins}) -> {out}"
     )
+
+
+def _layout(rank: int) -> str:
+    if rank == 0:
+        return "dense<> : tensor<0xindex>"
+    return f"dense<[{', '.join(str(d) for d in reversed(range(rank)))}]> : tensor<{rank}xindex>"
 
 
 _INDEX = re.compile(r"backend_config = \{index = (\d+) : ui64\}")

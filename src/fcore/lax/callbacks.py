@@ -23,7 +23,7 @@ import numpy as np
 
 from fcore import tree_util
 from fcore.backend import host_callback
-from fcore.backend.lowering import LoweringRuleContext, lowering_rules, ordered_token, tensor_type
+from fcore.backend.lowering import TOKEN_TYPE, LoweringRuleContext, lowering_rules, ordered_token, tensor_type
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray
@@ -206,26 +206,19 @@ def _compiled_form(owner: object, fun: FlatFun, avals: Sequence[ShapedArray], or
     return form
 
 
-def _layout(ndim: int) -> str:
-    if ndim == 0:
-        return "dense<> : tensor<0xindex>"
-    return f"dense<[{', '.join(str(d) for d in reversed(range(ndim)))}]> : tensor<{ndim}xindex>"
-
-
 def _lower_host_call(ctx: LoweringRuleContext, args: Sequence[str], form: _Compiled) -> list[str]:
-    """The custom call of ``form`` (threading the function's token when it is ordered)."""
-    operands, in_types, out_types = list(args), [tensor_type(a) for a in ctx.avals_in], [tensor_type(a) for a in ctx.avals_out]
-    in_layouts = [_layout(a.ndim) for a in ctx.avals_in]
-    out_layouts = [_layout(a.ndim) for a in ctx.avals_out]
+    """The custom call of ``form`` (taking and returning the function's token first when it is
+    ordered, as JAX's callbacks do)."""
+    operands = list(args)
+    in_types, out_types = [tensor_type(a) for a in ctx.avals_in], [tensor_type(a) for a in ctx.avals_out]
+    in_ranks, out_ranks = [a.ndim for a in ctx.avals_in], [a.ndim for a in ctx.avals_out]
     if form.ordered:
         operands.insert(0, ordered_token(ctx))
-        in_types.insert(0, "!stablehlo.token")
-        out_types.insert(0, "!stablehlo.token")
-        in_layouts.insert(0, _layout(0))
-        out_layouts.insert(0, _layout(0))
-    text = host_callback.custom_call(form.key, operands, in_types, out_types, side_effect=not form.pure)
-    layouts = f"operand_layouts = [{', '.join(in_layouts)}], result_layouts = [{', '.join(out_layouts)}], "
-    text = text.replace("api_version = 4 : i32, ", f"api_version = 4 : i32, {layouts}", 1)
+        for types, ranks in ((in_types, in_ranks), (out_types, out_ranks)):
+            types.insert(0, TOKEN_TYPE)
+            ranks.insert(0, 0)
+    text = host_callback.custom_call(form.key, operands, in_types, out_types, (in_ranks, out_ranks),
+                                     side_effect=not form.pure)
     n = len(out_types)
     if n == 0:
         ctx.fn.lines.append(f"    {text}{ctx.fn.location}")
