@@ -106,6 +106,19 @@ def test_parse_round_trip_keeps_effects() -> None:
     typecheck(parsed)
 
 
+def test_equations_without_results_print_as_jax_prints_them() -> None:
+    """``debug_print[...] a`` with no binders (JAX's text); the older ``_ = ...`` still parses."""
+    j = fcore.make_jaxpr(lambda x: fcore.debug.print("{}", x))(np.float32(1.0)).jaxpr
+    text = str(j)
+    assert text.splitlines()[1].startswith("    debug_print[") and " = debug_print" not in text
+    assert parse_jaxpr(text) == j
+    one_line = "{ lambda ; a:f32[]. let debug_callback_nothing a in (a,) }"
+    with pytest.raises(fcore.errors.JaxprParseError, match="unknown primitive 'debug_callback_nothing'"):
+        parse_jaxpr(one_line)
+    old = text.replace("    debug_print[", "    _ = debug_print[", 1)
+    assert parse_jaxpr(old) == j
+
+
 def test_typecheck_rejects_undeclared_effects() -> None:
     j = fcore.make_jaxpr(_effectful)(X).jaxpr
     bad = Jaxpr(j.constvars, j.invars, j.outvars, j.eqns, effects=frozenset({debug_effect}))
