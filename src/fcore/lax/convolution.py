@@ -600,14 +600,12 @@ def _conv_general_dilated_lowering(
         f"dim_numbers = {_dim_labels(dn.lhs_spec, 'b', 'f')}x{_dim_labels(dn.rhs_spec, 'o', 'i')}"
         f"->{_dim_labels(dn.out_spec, 'b', 'f')}"
     )
-    window = ""
-    if window_strides:
-        pads = "[" + ", ".join(f"[{lo}, {hi}]" for lo, hi in padding) + "]"
-        reverse = "[" + ", ".join(["false"] * len(window_strides)) + "]"
-        window = (
-            f", window = {{stride = {hlo_ints(window_strides)}, pad = {pads}, lhs_dilate = {hlo_ints(lhs_dilation)}, "
-            f"rhs_dilate = {hlo_ints(rhs_dilation)}, reverse = {reverse}}}"
-        )
+    pads = "[" + ", ".join(f"[{lo}, {hi}]" for lo, hi in padding) + "]"
+    reverse = "[" + ", ".join(["false"] * len(window_strides)) + "]"
+    window = (
+        f", window = {{stride = {hlo_ints(window_strides)}, pad = {pads}, lhs_dilate = {hlo_ints(lhs_dilation)}, "
+        f"rhs_dilate = {hlo_ints(rhs_dilation)}, reverse = {reverse}}}"
+    )
     p0, p1 = precision if precision is not None else (Precision.DEFAULT, Precision.DEFAULT)
     attributes = (
         f" {{batch_group_count = {batch_group_count} : i64, feature_group_count = {feature_group_count} : i64, "
