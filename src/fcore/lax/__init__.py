@@ -135,3 +135,9 @@ from fcore.lax.convolution import (
     conv_transpose as conv_transpose, conv_with_general_padding as conv_with_general_padding,
     padtype_to_pads as padtype_to_pads,
 )
+from fcore.lax.windowed_reductions import (
+    reduce_window as reduce_window, reduce_window_max_p as reduce_window_max_p,
+    reduce_window_min_p as reduce_window_min_p, reduce_window_p as reduce_window_p,
+    reduce_window_shape_tuple as reduce_window_shape_tuple, reduce_window_sum_p as reduce_window_sum_p,
+    select_and_gather_add_p as select_and_gather_add_p, select_and_scatter_add_p as select_and_scatter_add_p,
+)
