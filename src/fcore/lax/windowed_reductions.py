@@ -34,12 +34,12 @@ from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.core import ClosedJaxpr
 from fcore.ir.dtypes import DType
 from fcore.ir.params import ParamValue
-from fcore.lax._base import ArrayLike, NpArray, checked_impl, dtype_of, shape_of
+from fcore.lax._base import NpArray, checked_impl, dtype_of, is_python_scalar, shape_of, weak_scalar
 from fcore.lax._primitive import Primitive
 from fcore.lax._region import RegionBody, compare_type
 from fcore.lax._rule_helpers import Shape, bind, hlo_ints, index_tuple
 from fcore.lax.convolution import padtype_to_pads
-from fcore.lax.elementwise import add, convert_element_type
+from fcore.lax.elementwise import add
 from fcore.lax.elementwise import max as lax_max
 from fcore.lax.elementwise import min as lax_min
 from fcore.lax.shapes import pad
@@ -670,23 +670,27 @@ def _reduce_window_impl(
     *args: NpArray, jaxpr: ClosedJaxpr, consts: tuple[ParamValue, ...], window_dimensions: Shape,
     window_strides: Shape, padding: Padding, base_dilation: Shape, window_dilation: Shape,
 ) -> list[NpArray]:
-    """Fold the reducer over the window offsets, each step on every window at once."""
+    """Fold the reducer over the window offsets, each step on every window at once. As in XLA,
+    padding and base-dilation holes are skipped (not combined), so ``init`` enters once."""
     from fcore.api.vectorize import vmap  # the public transformation; imported here, as it imports fcore.lax
 
     n = len(args) // 2
     operands, inits = args[:n], args[n:]
-    views = [
-        _windows(_padded(x, init, padding, base_dilation), window_dimensions, window_strides, window_dilation)
-        for x, init in zip(operands, inits)
-    ]
+    params = (window_dimensions, window_strides, window_dilation)
+    views = [_windows(_padded(x, init, padding, base_dilation), *params) for x, init in zip(operands, inits)]
+    valid = _windows(_padded(np.ones(operands[0].shape, bool), np.array(False), padding, base_dilation), *params)
     nd = len(window_dimensions)
     out_shape = views[0].shape[:nd]
     size = int(np.prod(out_shape))
     step = vmap(jaxpr_as_fun(jaxpr))
-    acc: list[Any] = [np.broadcast_to(init, (size,)) for init in inits]
+    acc: list[NpArray] = [np.broadcast_to(init, (size,)) for init in inits]
     for offset in np.ndindex(*window_dimensions):
+        keep = valid[(Ellipsis, *offset)].reshape(size)
+        if not keep.any():
+            continue
         values = [np.ascontiguousarray(v[(Ellipsis, *offset)]).reshape(size) for v in views]
-        acc = step(*acc, *values) if size else acc
+        new = step(*acc, *values)
+        acc = [np.where(keep, np.asarray(a_new, a.dtype), a) for a_new, a in zip(new, acc)]
     return [np.asarray(a, x.dtype).reshape(out_shape) for a, x in zip(acc, operands)]
 
 
@@ -822,11 +826,7 @@ def reduce_window(
         prim = _monoid_primitive(computation, inits[0], dtype_of(flat[0]))
         if prim is not None:
             return tree_util.tree_unflatten(tree, [bind(prim, flat[0], **params)])
-    init_arrays = [
-        i if isinstance(i, Array) and get_aval(i).dtype == dtype_of(x)
-        else convert_element_type(i, dtype_of(x)) if isinstance(i, Array) else np.asarray(i, dtype_of(x))
-        for i, x in zip(inits, flat)
-    ]
+    init_arrays = [weak_scalar(i, dtype_of(i)) if is_python_scalar(i) else i for i in inits]
     elems = [ShapedArray((), dtype_of(x)) for x in flat]
     n = len(flat)
 
