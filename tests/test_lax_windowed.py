@@ -67,7 +67,7 @@ WINDOWS: list[tuple[str, tuple[int, ...], dict[str, Any]]] = [
 MONOIDS: list[tuple[str, float]] = [("add", 0.0), ("max", -np.inf), ("min", np.inf)]
 
 
-def _call(lib: Any, name: str, init: float, kwargs: dict[str, Any]) -> Callable[[Any], Any]:
+def _call(lib: Any, name: str, init: float | Arr, kwargs: dict[str, Any]) -> Callable[[Any], Any]:
     return lambda x: lib.reduce_window(x, init, getattr(lib, name), **kwargs)
 
 
