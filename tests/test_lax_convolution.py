@@ -318,3 +318,50 @@ def test_padtype_to_pads_matches_jax() -> None:
             assert flax.padtype_to_pads(shape, window, strides, mode) == [
                 tuple(p) for p in jlax.padtype_to_pads(shape, window, strides, mode)
             ]
+
+
+# -- fcore.numpy.convolve / correlate -------------------------------------------------------------
+NP_PAIRS: list[tuple[Arr, Arr]] = [
+    (rand((7,)), rand((3,), seed=1)),
+    (rand((3,), I32), rand((6,), I32, seed=1)),
+    (rand((5,), BF16), rand((4,), BF16, seed=1)),
+    ((rand((4,)) + 1j * rand((4,), seed=2)).astype(np.complex64), (rand((2,), seed=3) - 1j).astype(np.complex64)),
+    (rand((1,)), rand((1,), seed=1)),
+]
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("name", ["convolve", "correlate"])
+@pytest.mark.parametrize("pair", range(len(NP_PAIRS)))
+def test_numpy_convolve_correlate_match_jax(name: str, mode: str, pair: int) -> None:
+    a, v = NP_PAIRS[pair]
+    want = getattr(jnp, name)(a, v, mode=mode)
+    assert_same(getattr(fnp, name)(a, v, mode=mode), want)
+    assert_same(fcore.jit(lambda x, y: getattr(fnp, name)(x, y, mode=mode))(a, v), want)
+
+
+@pytest.mark.parametrize("name", ["convolve", "correlate"])
+def test_numpy_convolve_grad_vmap_and_preferred_type(name: str) -> None:
+    a, v = rand((6,)) / 3, rand((3,), seed=1) / 3
+
+    def loss(lib: Any) -> Callable[[Any, Any], Any]:
+        return lambda x, y: lib.sum(lib.sin(getattr(lib, name)(x, y, mode="same")))
+
+    want = jax.grad(loss(jnp), argnums=(0, 1))(a, v)
+    for g, w in zip(fcore.grad(loss(fnp), argnums=(0, 1))(a, v), want):
+        assert_same(g, w, exact=False)
+    batch = np.stack([a, -a, 2 * a])
+    assert_same(
+        fcore.vmap(lambda x: getattr(fnp, name)(x, v))(batch), jax.vmap(lambda x: getattr(jnp, name)(x, v))(batch)
+    )
+    ints = rand((5,), I8), rand((2,), I8, seed=1)
+    assert_same(
+        getattr(fnp, name)(*ints, preferred_element_type=np.int32),
+        getattr(jnp, name)(*ints, preferred_element_type=np.int32),
+    )
+    with pytest.raises(ValueError, match="mode must be one of"):
+        getattr(fnp, name)(a, v, mode="circular")
+    with pytest.raises(ValueError, match="1-dimensional"):
+        getattr(fnp, name)(a.reshape(2, 3), v)
+    with pytest.raises(ValueError, match="cannot be empty"):
+        getattr(fnp, name)(a, v[:0])
