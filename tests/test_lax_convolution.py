@@ -43,7 +43,8 @@ def assert_same(got: object, want: object, exact: bool = True) -> None:
     assert got.shape == want.shape, (got.shape, want.shape)
     assert got.dtype == want.dtype, (got.dtype, want.dtype)
     assert got.weak_type == want.aval.weak_type
-    g, w = np.asarray(got).astype(np.float64), np.asarray(want).astype(np.float64)
+    wide = np.complex128 if np.iscomplexobj(np.asarray(want)) else np.float64
+    g, w = np.asarray(got).astype(wide), np.asarray(want).astype(wide)
     if exact:
         np.testing.assert_array_equal(g, w)
     else:
