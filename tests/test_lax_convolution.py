@@ -366,3 +366,45 @@ def test_numpy_convolve_grad_vmap_and_preferred_type(name: str) -> None:
         getattr(fnp, name)(a.reshape(2, 3), v)
     with pytest.raises(ValueError, match="cannot be empty"):
         getattr(fnp, name)(a, v[:0])
+
+
+# -- a CNN trains with JAX's numbers ----------------------------------------------------------------
+def _cnn_loss(numpy: Any, lax: Any, nn: Any) -> Callable[[dict[str, Any], Any, Any], Any]:
+    """conv - relu - max-pool - conv - relu - avg-pool - dense, softmax cross-entropy."""
+
+    def loss(p: dict[str, Any], x: Any, y: Any) -> Any:
+        h = lax.conv_general_dilated(x, p["w1"], (1, 1), "SAME", dimension_numbers=NHWC) + p["b1"]
+        h = lax.reduce_window(nn.relu(h), -numpy.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+        h = lax.conv_general_dilated(h, p["w2"], (1, 1), "SAME", dimension_numbers=NHWC) + p["b2"]
+        h = lax.reduce_window(nn.relu(h), 0.0, lax.add, (1, 2, 2, 1), (1, 2, 2, 1), "VALID") / 4
+        logits = h.reshape(h.shape[0], -1) @ p["w3"] + p["b3"]
+        return -numpy.mean(numpy.take_along_axis(nn.log_softmax(logits), y[:, None], axis=1))
+
+    return loss
+
+
+def test_cnn_trains_with_jax_numbers() -> None:
+    rng = np.random.default_rng(0)
+    params = {
+        "w1": (rng.normal(size=(3, 3, 1, 4)) / 3).astype(np.float32), "b1": np.zeros(4, np.float32),
+        "w2": (rng.normal(size=(3, 3, 4, 8)) / 6).astype(np.float32), "b2": np.zeros(8, np.float32),
+        "w3": (rng.normal(size=(7 * 7 * 8, 10)) / 20).astype(np.float32), "b3": np.zeros(10, np.float32),
+    }
+    x = rng.normal(size=(8, 28, 28, 1)).astype(np.float32)
+    y = rng.integers(0, 10, 8).astype(np.int32)
+    f_step = fcore.jit(fcore.value_and_grad(_cnn_loss(fnp, flax, fcore.nn)))
+    j_step = jax.jit(jax.value_and_grad(_cnn_loss(jnp, jlax, jax.nn)))
+    fp: dict[str, Any] = dict(params)
+    jp: dict[str, Any] = dict(params)
+    for _ in range(3):
+        (fv, fg), (jv, jg) = f_step(fp, x, y), j_step(jp, x, y)
+        assert_same(fv, jv, exact=False)
+        for k in params:
+            assert_same(fg[k], jg[k], exact=False)
+        fp = {k: fp[k] - 0.1 * fg[k] for k in params}
+        jp = {k: jp[k] - 0.1 * jg[k] for k in params}
+    eager = fcore.value_and_grad(_cnn_loss(fnp, flax, fcore.nn))(params, x, y)
+    want = jax.value_and_grad(_cnn_loss(jnp, jlax, jax.nn))(params, x, y)
+    assert_same(eager[0], want[0], exact=False)
+    for k in params:
+        assert_same(eager[1][k], want[1][k], exact=False)
