@@ -473,7 +473,8 @@ def _select_and_gather_add_lowering(
     which = body.compare("GE" if select_prim == "ge" else "LE", kx, ky, elem_x)
     region = body.ret([body.select(which, kx, ky, elem_x), body.select(which, vx, vy, elem_t)], [elem_x, elem_t])
     attributes = _window_attributes(window_dimensions, window_strides, padding, base_dilation, window_dilation)
-    pair_ctx = LoweringRuleContext(ctx.module, ctx.fn, [x_aval, t_aval], [ctx.avals_out[0].update(dtype=x_aval.dtype), ctx.avals_out[0]])
+    out = ctx.avals_out[0]
+    pair_ctx = LoweringRuleContext(ctx.module, ctx.fn, [x_aval, t_aval], [out.update(dtype=x_aval.dtype), out])
     return _emit_reduce_window(pair_ctx, [operand, tangents], inits, body, [kx, vx, ky, vy], region, attributes)[1]
 
 
@@ -525,7 +526,9 @@ def _select_and_scatter_add_impl(
     np.add.at(out, target, source)
     # Undo the padding: low pads were prepended, negative pads cropped (those rows get zeros back).
     full = np.zeros(operand.shape, source.dtype)
-    src = tuple(slice(max(lo, 0), max(lo, 0) + n - max(-lo, 0) - max(-hi, 0)) for n, (lo, hi) in zip(operand.shape, padding))
+    src = tuple(
+        slice(max(lo, 0), max(lo, 0) + n - max(-lo, 0) - max(-hi, 0)) for n, (lo, hi) in zip(operand.shape, padding)
+    )
     dst = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(operand.shape, padding))
     full[dst] = out[src]
     return full
@@ -595,7 +598,8 @@ def _select_and_scatter_add_lowering(
     elem_x, elem_s = ShapedArray((), x_aval.dtype), ShapedArray((), s_aval.dtype)
     select = RegionBody(ctx)
     a, b = select.name(), select.name()
-    select_region = select.ret([select.compare("GE" if select_prim == "ge" else "LE", a, b, elem_x)], [ShapedArray((), dtypes.bool_)])
+    chosen = select.compare("GE" if select_prim == "ge" else "LE", a, b, elem_x)
+    select_region = select.ret([chosen], [ShapedArray((), dtypes.bool_)])
     scatter = RegionBody(ctx)
     c, d = scatter.name(), scatter.name()
     combine = "stablehlo.or" if dtypes.is_bool(s_aval.dtype) else "stablehlo.add"
