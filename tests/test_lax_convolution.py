@@ -408,3 +408,29 @@ def test_cnn_trains_with_jax_numbers() -> None:
     assert_same(eager[0], want[0], exact=False)
     for k in params:
         assert_same(eager[1][k], want[1][k], exact=False)
+
+
+def test_conv_general_dilated_patches_matches_jax() -> None:
+    lhs = rand((2, 5, 6, 3))
+    for kwargs in (
+        dict(dimension_numbers=("NHWC", "OIHW", "NHWC")),
+        dict(dimension_numbers=("NHWC", "HWIO", "NCHW"), lhs_dilation=(1, 2), rhs_dilation=(2, 1)),
+    ):
+        want = jlax.conv_general_dilated_patches(lhs, (2, 3), (1, 2), [(1, 0), (2, 1)], **kwargs)
+        assert_same(flax.conv_general_dilated_patches(lhs, (2, 3), (1, 2), [(1, 0), (2, 1)], **kwargs), want)
+    want = jlax.conv_general_dilated_patches(lhs.transpose(0, 3, 1, 2), (3, 3), (1, 1), "SAME")
+    assert_same(flax.conv_general_dilated_patches(lhs.transpose(0, 3, 1, 2), (3, 3), (1, 1), "SAME"), want)
+
+
+def test_shape_tuples_match_jax() -> None:
+    assert flax.conv_shape_tuple((2, 3, 9, 8), (4, 3, 3, 2), (2, 1), "SAME") == tuple(
+        jlax.conv_shape_tuple((2, 3, 9, 8), (4, 3, 3, 2), (2, 1), "SAME")
+    )
+    assert flax.conv_shape_tuple((4, 3, 9, 8), (4, 3, 3, 2), (1, 1), [(1, 0), (0, 2)], 2) == tuple(
+        jlax.conv_shape_tuple((4, 3, 9, 8), (4, 3, 3, 2), (1, 1), [(1, 0), (0, 2)], 2)
+    )
+    args = ((2, 9, 8, 3), (3, 2, 3, 4), (2, 1), "VALID", ("NHWC", "HWIO", "NHWC"))
+    assert flax.conv_general_shape_tuple(*args) == tuple(jlax.conv_general_shape_tuple(*args))
+    for padding in ("SAME", "VALID", [(1, 1), (0, 2)]):
+        targs = ((2, 5, 4, 3), (3, 2, 3, 4), (2, 3), padding, ("NHWC", "HWIO", "NHWC"))
+        assert flax.conv_transpose_shape_tuple(*targs) == tuple(int(d) for d in jlax.conv_transpose_shape_tuple(*targs))

@@ -31,7 +31,7 @@ from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.dtypes import DType, DTypeLike
 from fcore.ir.params import ParamStruct, ParamValue
 from fcore.ir.parser import register_param_struct
-from fcore.lax._base import ArrayLike, NpArray, checked_impl, same_dtypes, shape_of
+from fcore.lax._base import ArrayLike, NpArray, checked_impl, dtype_of, same_dtypes, shape_of
 from fcore.lax._primitive import Primitive
 from fcore.lax._rule_helpers import Shape, bind, hlo_ints, index_tuple, prod
 from fcore.lax.dot import CanonicalPrecision, Precision, PrecisionLike, canonicalize_precision
@@ -45,6 +45,7 @@ from fcore.transforms.transpose import transpose_rules
 __all__ = [
     "ConvDimensionNumbers", "conv_general_dilated_p", "conv_general_dilated", "conv", "conv_with_general_padding",
     "conv_transpose", "conv_dimension_numbers", "conv_general_permutations", "padtype_to_pads",
+    "conv_general_dilated_patches", "conv_shape_tuple", "conv_general_shape_tuple", "conv_transpose_shape_tuple",
 ]
 
 Padding: TypeAlias = tuple[tuple[int, int], ...]
@@ -740,3 +741,68 @@ def conv_transpose(
         preferred_element_type=preferred_element_type,
     )
 
+
+
+def conv_general_dilated_patches(
+    lhs: ArrayLike, filter_shape: Sequence[int], window_strides: Sequence[int], padding: PaddingLike,
+    lhs_dilation: Sequence[int] | None = None, rhs_dilation: Sequence[int] | None = None,
+    dimension_numbers: ConvGeneralDilatedDimensionNumbers = None, precision: Precision | None = None,
+    preferred_element_type: DTypeLike | None = None,
+) -> Array:
+    """The patches ``conv_general_dilated`` would multiply, flattened into the feature axis
+    (``lax.conv_general_dilated_patches``): a grouped convolution with a one-hot kernel."""
+    filter_shape = index_tuple(filter_shape)
+    lhs_shape = shape_of(lhs)
+    dn = conv_dimension_numbers(lhs_shape, (1, 1, *filter_shape), dimension_numbers)
+    spatial, channels = prod(filter_shape), lhs_shape[dn.lhs_spec[1]]
+    eye = np.broadcast_to(np.eye(spatial, dtype=dtype_of(lhs)), (channels, spatial, spatial))
+    kernel = np.moveaxis(eye.reshape(channels * spatial, 1, *filter_shape), (0, 1), (dn.rhs_spec[0], dn.rhs_spec[1]))
+    return conv_general_dilated(
+        lhs, np.ascontiguousarray(kernel), window_strides, padding, lhs_dilation, rhs_dilation, dn,
+        feature_group_count=channels, precision=None if precision is None else (precision, Precision.DEFAULT),
+        preferred_element_type=preferred_element_type,
+    )
+
+
+def conv_shape_tuple(
+    lhs_shape: Sequence[int], rhs_shape: Sequence[int], strides: Sequence[int], pads: PaddingLike,
+    batch_group_count: int = 1,
+) -> Shape:
+    """The result shape of a convolution of operands in canonical (``NCHW``/``OIHW``) order."""
+    if isinstance(pads, str):
+        pads = padtype_to_pads(lhs_shape[2:], rhs_shape[2:], strides, pads)
+    if len(pads) != len(lhs_shape) - 2:
+        raise TypeError(f"Wrong number of explicit pads for convolution: expected {len(lhs_shape) - 2}, got {len(pads)}.")
+    padded = [n + lo + hi for n, (lo, hi) in zip(lhs_shape[2:], pads)]
+    if any(p < 0 for p in padded):
+        raise ValueError(
+            f"Negative padding is larger than the size of the corresponding dimension: got padding={pads} for "
+            f"lhs_shape[2:]={tuple(lhs_shape[2:])}"
+        )
+    out_space = tuple(_stride_dim(p, k, s) for p, k, s in zip(padded, rhs_shape[2:], strides))
+    return (lhs_shape[0] // batch_group_count, rhs_shape[0], *out_space)
+
+
+def conv_general_shape_tuple(
+    lhs_shape: Sequence[int], rhs_shape: Sequence[int], window_strides: Sequence[int], padding: PaddingLike,
+    dimension_numbers: Sequence[str],
+) -> Shape:
+    """``conv_shape_tuple`` for operands laid out as ``dimension_numbers`` (three strings) name."""
+    lhs_perm, rhs_perm, out_perm = conv_general_permutations(dimension_numbers)
+    out = conv_shape_tuple([lhs_shape[i] for i in lhs_perm], [rhs_shape[i] for i in rhs_perm], window_strides, padding)
+    return tuple(out[int(i)] for i in np.argsort(out_perm))
+
+
+def conv_transpose_shape_tuple(
+    lhs_shape: Sequence[int], rhs_shape: Sequence[int], window_strides: Sequence[int], padding: PaddingLike,
+    dimension_numbers: Sequence[str],
+) -> Shape:
+    """The result shape of ``conv_transpose`` for operands laid out as ``dimension_numbers`` name."""
+    lhs_perm, rhs_perm, out_perm = conv_general_permutations(dimension_numbers)
+    lhs_t, rhs_t = [lhs_shape[i] for i in lhs_perm], [rhs_shape[i] for i in rhs_perm]
+    if isinstance(padding, str):
+        padding = [_conv_transpose_padding(k, s, padding) for k, s in zip(rhs_t[2:], window_strides)]
+    totals = [lo + hi for lo, hi in padding]
+    out_space = [(i - 1) * s - k + 2 + p for i, k, s, p in zip(lhs_t[2:], rhs_t[2:], window_strides, totals)]
+    out = (lhs_t[0], rhs_t[0], *out_space)
+    return tuple(out[int(i)] for i in np.argsort(out_perm))
