@@ -264,3 +264,16 @@ def test_structure_and_dtype_errors() -> None:
         flax.reduce_window(x > 0, False, flax.add, (2, 2))
     with pytest.raises(TypeError, match="inconsistent dtypes"):
         flax.reduce_window(x, np.int32(1), lambda a, b: a, (2, 2))
+
+
+@pytest.mark.parametrize(("name", "init"), MONOIDS[1:], ids=[m[0] for m in MONOIDS[1:]])
+def test_pooling_grad_with_negative_padding(name: str, init: float) -> None:
+    """jax.grad fails here (a slice out of bounds); fcore's eager and compiled gradients agree and
+    match finite differences (the cropped elements get zero)."""
+    from fcore.test_util import check_grads
+
+    kwargs: dict[str, Any] = dict(window_dimensions=(2, 2), window_strides=(1, 2), padding=[(1, -1), (-1, 2)])
+    x = distinct((4, 5))
+    loss = _loss(flax, fnp, name, init, kwargs)
+    np.testing.assert_allclose(np.asarray(fcore.grad(loss)(x)), np.asarray(fcore.jit(fcore.grad(loss))(x)), rtol=1e-6)
+    check_grads(loss, (x,), order=1, modes=("rev",))

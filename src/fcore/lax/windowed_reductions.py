@@ -581,7 +581,7 @@ def _select_and_scatter_add_lowering(
     window_strides: Shape, padding: Padding,
 ) -> str:
     """As JAX on CPU: pad the operand with the select identity, ``select_and_scatter`` with no
-    padding, slice the padding off again."""
+    padding, take the padding off again."""
     s_aval, x_aval = ctx.avals_in
     out = ctx.avals_out[0]
     fill = _max_identity(x_aval.dtype) if select_prim == "ge" else _min_identity(x_aval.dtype)
@@ -617,10 +617,14 @@ def _select_and_scatter_add_lowering(
         f"    ^bb0({c}: {es}, {d}: {es}):\n{scatter_region}\n    }}) : "
         f"({tensor_type(padded_aval)}, {tensor_type(s_aval)}, {es}) -> {tensor_type(scattered_aval)}"
     )
-    if padded_shape == x_aval.shape and not any(lo for lo, _ in padding):
+    if not any(lo or hi for lo, hi in padding):
         return result
-    parts = ", ".join(f"{lo}:{lo + n}" for n, (lo, _) in zip(x_aval.shape, padding))
-    return ctx.op_typed("stablehlo.slice", [f"{result} [{parts}]"], [scattered_aval], out)
+    # The opposite padding takes the pads off again (and gives cropped elements zeros).
+    lows, highs = [-lo for lo, _ in padding], [-hi for _, hi in padding]
+    return ctx.op_typed(
+        "stablehlo.pad", [result, zero], [scattered_aval, elem_s], out,
+        f", low = {hlo_ints(lows)}, high = {hlo_ints(highs)}, interior = {hlo_ints([0] * len(lows))}",
+    )
 
 
 # -- reduce_window[jaxpr, consts, window_dimensions, window_strides, padding, base_dilation,
