@@ -49,9 +49,16 @@ from fcore.dtypes import float0 as float0
 from fcore import nn as nn
 from fcore import random as random
 from fcore import scipy as scipy
+from fcore import ad_checkpoint as ad_checkpoint
+from fcore.ad_checkpoint import checkpoint_policies as checkpoint_policies
+from fcore.api.closures import closure_convert as closure_convert, custom_gradient as custom_gradient
+from fcore.api.host import default_backend as default_backend, device_get as device_get
+from fcore.api.linear_transpose import linear_transpose as linear_transpose
+from fcore import custom_derivatives as custom_derivatives
+from fcore import extend as extend
+from fcore import flatten_util as flatten_util
 from fcore.api.custom import (
     checkpoint as checkpoint,
-    checkpoint_policies as checkpoint_policies,
     custom_jvp as custom_jvp,
     custom_vjp as custom_vjp,
     remat as remat,

@@ -4,7 +4,7 @@ A leaf module (imports nothing of fcore). As in JAX, the JAX settings (x64, prom
 a process-wide value, set by ``config.update`` (or an environment variable at start-up), and
 the context managers (``enable_x64``, ``numpy_dtype_promotion``) override it
 *context-locally*: each setting is a ``ContextVar`` whose unset state means "the global
-value", so threads and asyncio tasks each see their own override (SPEC §3.1) while
+value", so threads and asyncio tasks each see their own override (docs/design.md) while
 ``config.update`` reaches every thread, including ones started later.
 
 Verify-each is fcore's own test switch, read on every eager primitive application: the

@@ -1,4 +1,4 @@
-"""``fcore.core``: the IR as a toolkit (SPEC §3.5)."""
+"""``fcore.core``: the IR as a toolkit (docs/embedding.md)."""
 
 from fcore.interpreters.eval import EvalTrace as EvalTrace
 from fcore.interpreters.stack import current_trace as current_trace, set_current_trace as set_current_trace
@@ -20,5 +20,5 @@ from fcore.interpreters.eval_jaxpr import eval_jaxpr as eval_jaxpr, jaxpr_as_fun
 from fcore.transforms.ad_util import UndefinedPrimal as UndefinedPrimal, Zero as Zero
 from fcore.transforms.ad_util import is_undefined
 
-pretty_print = pp_jaxpr  # SPEC's name for the printer
+pretty_print = pp_jaxpr  # the toolkit name of the printer
 is_undefined_primal = is_undefined  # JAX's name: is this transpose-rule input a linear one?

@@ -51,7 +51,7 @@ def registered_primitives() -> Mapping[str, Primitive]:
 
 
 class Primitive(Generic[P]):
-    """A named operation: what is the primitive's own, and nothing an interpreter owns (SPEC §3.5).
+    """A named operation: what is the primitive's own, and nothing an interpreter owns (docs/design.md, "The rule surface").
 
     It holds its name, its parameter schema, its abstract evaluation, its eager impl and flags.
     Every other rule (jvp, transpose, batching, partial eval, DCE, lowering) lives in the
