@@ -49,7 +49,7 @@ def loss(params: Params, x: fcore.Array, y: fcore.Array) -> fcore.Array:
     return -fnp.mean(fnp.take_along_axis(log_probs, y[:, None], axis=1))
 
 
-def adam_step(params: Params, grads: Params, state: Any, step: int, lr: float = 0.01) -> tuple[Params, Any]:
+def adam_step(params: Params, grads: Params, state: Any, step: int | fcore.Array, lr: float = 0.01) -> tuple[Params, Any]:
     """One Adam update (b1 = 0.9, b2 = 0.999) of every leaf."""
     m, v = state
     m = fcore.tree_util.tree_map(lambda m_, g: 0.9 * m_ + 0.1 * g, m, grads)

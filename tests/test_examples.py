@@ -95,12 +95,19 @@ def check_ir_toolkit(out: str, cwd: Path) -> None:
     assert dot.read_text().startswith('digraph "program"')
 
 
+def check_cnn(out: str, cwd: Path) -> None:
+    losses, accuracies = numbers_after("loss", out), numbers_after("held-out accuracy", out)
+    assert len(losses) == 4 and losses[-1] < 0.5 * losses[0]
+    assert accuracies[0] < 0.5 and accuracies[-1] > 0.9
+
+
 CHECKS: dict[str, Callable[[str, Path], None]] = {
     "demo.py": check_demo,
     "per_example_gradients.py": check_per_example_gradients,
     "transformer.py": check_transformer,
     "ir_toolkit.py": check_ir_toolkit,
     "mlp.py": check_mlp,
+    "cnn.py": check_cnn,
 }
 
 
