@@ -28,6 +28,14 @@ def square(x: Array) -> Array:
     return x * x
 
 
+def not_a_pair(carry: Array, x: Array) -> Array:
+    return carry + x
+
+
+def pair_step(carry: Array, x: Array) -> tuple[Array, Array]:
+    return carry + x, x
+
+
 def body_one(v: Array) -> Array:
     return v
 
@@ -69,18 +77,18 @@ def mistakes(params: Params, x: Array, key: PRNGKeyArray) -> None:
     lax.fori_loop(0, 3, body_one, x)  # E: arg-type
     f: str = lax.fori_loop(0, 3, lambda i, v: v + i, x)  # E: assignment
     lax.while_loop(takes_int, square, x)  # E: arg-type
-    lax.scan(lambda carry, xi: carry + xi, x, x)  # E: arg-type
-    carry, ys = lax.scan(lambda cr, xi: (cr + xi, xi), x, x)
+    lax.scan(not_a_pair, x, x)  # E: arg-type
+    carry, ys = lax.scan(pair_step, x, x)
     ys_s: str = ys  # E: assignment
     sw: int = lax.switch(0, [square, square], x)  # E: assignment
-    tm: list[int] = fcore.tree_util.tree_map(square, params)  # E: assignment
+    fcore.tree_util.tree_map(square, params)[0]  # E: index
     fnp.zeros((2, 3), dtype=3)  # E: arg-type
     fnp.asarray(x, dtype=[1])  # E: arg-type
     fnp.zeros("3")  # E: arg-type
     fnp.astype(x, 5)  # E: arg-type
     k: PRNGKeyArray = fcore.random.PRNGKey(0)  # E: assignment
     fnp.float32(1.0).no_such_attribute  # E: attr-defined
-    del n, s, g, ga, aux_n, value, grads_as_array, v1, v2, v3, vm, primal, tangent_s, lin_s, c, f, carry, ys_s, sw, tm, k, y_lin, key
+    del n, s, g, ga, aux_n, value, grads_as_array, v1, v2, v3, vm, primal, tangent_s, lin_s, c, f, carry, ys_s, sw, k, y_lin, key
 
 
 def wrong_return(x: ArrayLike) -> int:

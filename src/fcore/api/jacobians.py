@@ -44,7 +44,7 @@ def jacfwd(
     def jacfun(*args: Any, **kwargs: Any) -> Any:
         f_partial, dyn_args = argnums_partial(fun, nums, args, kwargs)
         leaves_checked(functools.partial(check_input_dtype_jacfwd, holomorphic), dyn_args)
-        pushfwd = functools.partial(jvp, f_partial, dyn_args, has_aux=has_aux)
+        pushfwd: Callable[..., Any] = functools.partial(jvp, f_partial, dyn_args, has_aux=has_aux)
         basis = _std_basis(dyn_args)
         if has_aux:
             y, jac, aux = vmap(pushfwd, out_axes=(None, -1, None))(basis)

@@ -12,7 +12,7 @@ import inspect
 import types
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Any, NoReturn, overload
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -38,6 +38,10 @@ DeviceBuffer = runtime.DeviceBuffer
 
 #: What a traced function may return as a leaf (anything else is a ``TypeError``).
 _OUTPUT_TYPES = (Array, np.ndarray, np.generic, bool, int, float, complex)
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class _TraceCache:
@@ -72,10 +76,12 @@ def _trace_cache(fun: Callable[..., Any], spec: ArgSpec) -> _TraceCache:
     return cache
 
 
-class Jitted:
-    """A jit-compiled function (see ``fcore.jit``)."""
+class Jitted(Generic[P, R]):
+    """A jit-compiled function (see ``fcore.jit``): called as ``fun`` is, returns what it returns."""
 
-    def __init__(self, fun: Callable[..., Any], spec: ArgSpec) -> None:
+    fun: Callable[P, R]
+
+    def __init__(self, fun: Callable[P, R], spec: ArgSpec) -> None:
         functools.update_wrapper(self, fun, updated=())
         self.fun = fun
         self.name = fun_name(fun)
@@ -193,7 +199,7 @@ class Jitted:
         return f"{self.name} at {code.co_filename}:{code.co_firstlineno}" if code is not None else self.name
 
     # -- calls ----------------------------------------------------------------------------
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def _dispatch(self, *args: Any, **kwargs: Any) -> Any:
         if jit_disabled():
             return self.fun(*args, **kwargs)  # ``disable_jit``: op by op, as plain Python
         if not kwargs and self._positional:
@@ -226,6 +232,11 @@ class Jitted:
                             )
         return self._call(args, kwargs)
 
+    if TYPE_CHECKING:  # called as ``fun`` is; ``_dispatch`` itself, with no extra frame, at runtime
+        def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
+    else:
+        __call__ = _dispatch
+
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         entry = None
         if not kwargs and self._positional:
@@ -257,14 +268,14 @@ class Jitted:
         return self if obj is None else types.MethodType(self, obj)
 
     # -- ahead of time --------------------------------------------------------------------
-    def trace(self, *args: Any, **kwargs: Any) -> Traced:
+    def trace(self, *args: P.args, **kwargs: P.kwargs) -> Traced[P, R]:
         entry, _ = self._specialize(args, kwargs)
         return Traced(entry)
 
-    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+    def lower(self, *args: P.args, **kwargs: P.kwargs) -> Lowered[P, R]:
         return self.trace(*args, **kwargs).lower()
 
-    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+    def eval_shape(self, *args: P.args, **kwargs: P.kwargs) -> Any:
         """The results' shapes and dtypes (``ShapeDtypeStruct``s), without running anything."""
         entry, _ = self._specialize(args, kwargs)
         structs = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in entry.out_avals]
@@ -281,7 +292,7 @@ class Jitted:
 
 @overload
 def jit(
-    fun: Callable[..., Any],
+    fun: Callable[P, R],
     /,
     static_argnums: int | Sequence[int] | None = None,
     donate_argnums: int | Sequence[int] | None = None,
@@ -290,7 +301,7 @@ def jit(
     donate_argnames: str | Iterable[str] | None = None,
     keep_unused: bool = False,
     inline: bool = False,
-) -> Jitted: ...
+) -> Jitted[P, R]: ...
 
 
 @overload
@@ -304,11 +315,11 @@ def jit(
     donate_argnames: str | Iterable[str] | None = None,
     keep_unused: bool = False,
     inline: bool = False,
-) -> Callable[[Callable[..., Any]], Jitted]: ...
+) -> Callable[[Callable[P, R]], Jitted[P, R]]: ...
 
 
 def jit(
-    fun: Callable[..., Any] | None = None,
+    fun: Callable[P, R] | None = None,
     /,
     static_argnums: int | Sequence[int] | None = None,
     donate_argnums: int | Sequence[int] | None = None,
@@ -317,7 +328,7 @@ def jit(
     donate_argnames: str | Iterable[str] | None = None,
     keep_unused: bool = False,
     inline: bool = False,
-) -> Jitted | Callable[[Callable[..., Any]], Jitted]:
+) -> Jitted[P, R] | Callable[[Callable[P, R]], Jitted[P, R]]:
     """Compile ``fun`` with XLA; re-traced only for new argument types or static values.
 
     Static arguments (``static_argnums`` / ``static_argnames``, each completed from the
@@ -326,10 +337,13 @@ def jit(
     change no result. Without ``fun``, returns a decorator.
     """
     if fun is None:
-        return functools.partial(
-            jit, static_argnums=static_argnums, donate_argnums=donate_argnums, static_argnames=static_argnames,
-            donate_argnames=donate_argnames, keep_unused=keep_unused, inline=inline,
-        )
+        def decorator(f: Callable[P, R]) -> Jitted[P, R]:
+            return jit(
+                f, static_argnums=static_argnums, donate_argnums=donate_argnums, static_argnames=static_argnames,
+                donate_argnames=donate_argnames, keep_unused=keep_unused, inline=inline,
+            )
+
+        return decorator
     _check_callable(fun)
     spec = resolve_argnums(signature_of(fun), static_argnums, static_argnames, donate_argnums, donate_argnames)
     return Jitted(fun, spec)
