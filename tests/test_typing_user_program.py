@@ -1,11 +1,16 @@
 """fcore's types catch a user's mistakes: ``mypy --strict`` over an annotated program and a
 file of deliberate mistakes (tests/typing_cases/), as a user sees fcore: installed, with
-its ``py.typed`` and no configuration of ours (mypy runs outside the repository)."""
+its ``py.typed`` and no configuration of ours (mypy runs outside the repository). The same
+probes run under pyright (basic mode) where it is installed (``npm install pyright``; found
+on ``PATH`` or through ``FCORE_PYRIGHT``)."""
 
 from __future__ import annotations
 
+import json
+import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 from collections import defaultdict
@@ -65,3 +70,25 @@ def test_the_mistake_is_reported_on_its_line(errors: Errors, line: int, code: st
 def test_no_error_outside_the_marked_lines(errors: Errors) -> None:
     marked = {line for line, _ in _marked_mistakes()}
     assert {line: codes for line, codes in errors["mistakes.py"].items() if line not in marked} == {}
+
+
+PYRIGHT = os.environ.get("FCORE_PYRIGHT") or shutil.which("pyright")
+
+
+@pytest.mark.skipif(PYRIGHT is None, reason="pyright is not installed (npm install pyright)")
+def test_pyright_catches_the_same_mistakes_and_passes_the_program(tmp_path: pathlib.Path) -> None:
+    assert PYRIGHT is not None
+    config = tmp_path / "pyrightconfig.json"
+    config.write_text(json.dumps({"typeCheckingMode": "basic", "pythonVersion": "3.11"}))
+    src = pathlib.Path(fcore.__file__).resolve().parent.parent
+    proc = subprocess.run(
+        [PYRIGHT, "--outputjson", "-p", str(config), "--pythonpath", sys.executable, str(PROGRAM), str(MISTAKES)],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(src)}, capture_output=True, text=True, check=False,
+    )
+    report = json.loads(proc.stdout)
+    found: dict[str, set[int]] = defaultdict(set)
+    for diagnostic in report["generalDiagnostics"]:
+        if diagnostic["severity"] == "error":
+            found[pathlib.Path(diagnostic["file"]).name].add(diagnostic["range"]["start"]["line"] + 1)
+    assert found["user_program.py"] == set()
+    assert found["mistakes.py"] == {line for line, _ in _marked_mistakes()}
