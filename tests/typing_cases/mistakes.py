@@ -36,6 +36,12 @@ def pair_step(carry: Array, x: Array) -> tuple[Array, Array]:
     return carry + x, x
 
 
+class Model:
+    @fcore.jit(static_argnums=0)
+    def apply(self, x: Array) -> Array:
+        return x * 2
+
+
 def body_one(v: Array) -> Array:
     return v
 
@@ -88,7 +94,9 @@ def mistakes(params: Params, x: Array, key: PRNGKeyArray) -> None:
     fnp.astype(x, 5)  # E: arg-type
     k: PRNGKeyArray = fcore.random.PRNGKey(0)  # E: assignment
     fnp.float32(1.0).no_such_attribute  # E: attr-defined
-    del n, s, g, ga, aux_n, value, grads_as_array, v1, v2, v3, vm, primal, tangent_s, lin_s, c, f, carry, ys_s, sw, k, y_lin, key
+    method_result: str = Model().apply(x)  # E: assignment
+    fcore.grad(loss, argnums=1)(params)  # E: call-arg
+    del method_result, n, s, g, ga, aux_n, value, grads_as_array, v1, v2, v3, vm, primal, tangent_s, lin_s, c, f, carry, ys_s, sw, k, y_lin, key
 
 
 def wrong_return(x: ArrayLike) -> int:

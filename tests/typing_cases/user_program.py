@@ -40,6 +40,14 @@ def sgd_step(params: Params, x: Array, y: Array) -> tuple[Params, Array]:
     return new, value
 
 
+class Scaler:
+    """A model object whose method is jitted (``self`` is a static Python value to jit)."""
+
+    @fcore.jit(static_argnums=0)
+    def apply(self, x: Array) -> Array:
+        return x * 2
+
+
 def aux_step(params: Params, x: Array, y: Array) -> Params:
     grads, aux = fcore.grad(loss_with_aux, has_aux=True)(params, x, y)
     preds: Array = aux["pred"]
@@ -107,6 +115,7 @@ def train(key: PRNGKeyArray, steps: int) -> float:
     x = fnp.ones((8, 3), dtype="float32")
     y = fnp.zeros((8, 2), dtype=fnp.float32)
     compiled = sgd_step.lower(params, x, y).compile()
+    x = Scaler().apply(x) / 2
     last = fnp.asarray(0.0)
     for _ in range(steps):
         params, last = sgd_step(params, x, y)

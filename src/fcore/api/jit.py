@@ -263,6 +263,12 @@ class Jitted(Generic[P, R]):
             outs = bind_jit(entry.hoisted, [*entry.consts, *flat], self.name)
         return entry.results(outs)
 
+    @overload
+    def __get__(self, obj: None, objtype: type | None = None) -> Jitted[P, R]: ...
+
+    @overload  # a bound method: its result is typed, its arguments (``self`` dropped) are not
+    def __get__(self, obj: object, objtype: type | None = None) -> Callable[..., R]: ...
+
     def __get__(self, obj: object, objtype: type | None = None) -> Any:
         """Decorated methods bind ``self`` as their first argument, as functions do."""
         return self if obj is None else types.MethodType(self, obj)
