@@ -42,6 +42,11 @@ class Model:
         return x * 2
 
 
+@fcore.custom_jvp
+def smooth(x: Array) -> Array:
+    return fnp.log1p(fnp.exp(x))
+
+
 def body_one(v: Array) -> Array:
     return v
 
@@ -96,7 +101,9 @@ def mistakes(params: Params, x: Array, key: PRNGKeyArray) -> None:
     fnp.float32(1.0).no_such_attribute  # E: attr-defined
     method_result: str = Model().apply(x)  # E: assignment
     fcore.grad(loss, argnums=1)(params)  # E: call-arg
-    del method_result, n, s, g, ga, aux_n, value, grads_as_array, v1, v2, v3, vm, primal, tangent_s, lin_s, c, f, carry, ys_s, sw, k, y_lin, key
+    custom_result: str = smooth(x)  # E: assignment
+    fcore.nn.relu("x")  # E: arg-type
+    del custom_result, method_result, n, s, g, ga, aux_n, value, grads_as_array, v1, v2, v3, vm, primal, tangent_s, lin_s, c, f, carry, ys_s, sw, k, y_lin, key
 
 
 def wrong_return(x: ArrayLike) -> int:

@@ -19,8 +19,19 @@ def init_params(key: PRNGKeyArray, sizes: Shape, dtype: DTypeLike = fnp.float32)
     return {"w": w, "b": b, "scale": fnp.ones(n_out, fnp.float32), "k2": fcore.random.key_data(k2).astype(fnp.float32)}
 
 
+@fcore.custom_jvp
+def softplus(x: Array) -> Array:
+    return fnp.log1p(fnp.exp(x))
+
+
+@softplus.defjvp
+def softplus_jvp(primals: tuple[Array], tangents: tuple[Array]) -> tuple[Array, Array]:
+    (x,), (t,) = primals, tangents
+    return softplus(x), t * fcore.nn.sigmoid(x)
+
+
 def predict(params: Params, x: ArrayLike) -> Array:
-    h = fnp.tanh(fnp.asarray(x) @ params["w"] + params["b"])
+    h = softplus(fnp.asarray(x)) + fnp.tanh(fnp.asarray(x) @ params["w"] + params["b"])
     return h * params["scale"]
 
 
