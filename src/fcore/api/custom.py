@@ -485,12 +485,12 @@ class custom_vjp(Generic[P, R]):  # noqa: N801  (JAX's name)
 # checkpoint / remat
 # =========================================================================================
 def checkpoint(
-    fun: Callable[..., Any],
+    fun: Callable[P, R],
     *,
     prevent_cse: bool = True,
     policy: Callable[..., bool] | None = None,
     static_argnums: int | tuple[int, ...] = (),
-) -> Callable[..., Any]:
+) -> Callable[P, R]:
     """``jax.checkpoint``: same values and derivatives, but differentiation saves only the
     inputs (and what ``policy`` allows) and recomputes the rest of the function's values."""
     if isinstance(static_argnums, int):
