@@ -40,9 +40,18 @@ from fcore.api.jit import (
     block_until_ready as block_until_ready,
     clear_caches as clear_caches,
     device_put as device_put,
-    devices as devices,
     jit as jit,
 )
+from fcore.api.devices import (
+    device_count as device_count,
+    devices as devices,
+    local_device_count as local_device_count,
+    local_devices as local_devices,
+    process_count as process_count,
+    process_index as process_index,
+)
+from fcore import sharding as sharding
+from fcore.sharding import make_mesh as make_mesh
 from fcore import numpy as numpy  # also installs the Array operators and methods
 from fcore import dtypes as dtypes
 from fcore.dtypes import float0 as float0

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Literal
 
@@ -71,7 +71,13 @@ _ALIASES = {
     "jax_enable_x64": "enable_x64",
     "jax_numpy_dtype_promotion": "numpy_dtype_promotion",
     "fcore_verify": "verify",
+    "jax_num_cpu_devices": "num_cpu_devices",
 }
+
+#: Called with the new value of ``num_cpu_devices`` (installed by ``fcore.backend``, which
+#: refuses a change once the client exists, as jax does).
+_num_cpu_devices_hook: list["Callable[[int], None]"] = []
+_num_cpu_devices_value: list[int] = [-1]
 
 
 class Config:
@@ -91,10 +97,15 @@ class Config:
             _globals.promotion = _promotion_mode(value)
         elif key == "verify":
             _verify.set(bool(value))  # context-local: see the module docstring
+        elif key == "num_cpu_devices":
+            n = int(value)  # type: ignore[call-overload]  # any int-like value, as jax
+            for hook in _num_cpu_devices_hook:
+                hook(n)
+            _num_cpu_devices_value[0] = n
         else:
             raise ValueError(f"unknown config option {name!r}")
 
-    def read(self, name: str) -> bool | str:
+    def read(self, name: str) -> bool | str | int:
         """The value in effect here (the context-local override, else the global value)."""
         key = _ALIASES.get(name, name)
         if key == "enable_x64":
@@ -103,10 +114,12 @@ class Config:
             return promotion_mode()
         if key == "verify":
             return verify_enabled()
+        if key == "num_cpu_devices":
+            return _num_cpu_devices_value[0]
         raise ValueError(f"unknown config option {name!r}")
 
     @property
-    def values(self) -> dict[str, bool | str]:
+    def values(self) -> dict[str, bool | str | int]:
         """Every setting's value in effect here, by name (as ``jax.config.values``)."""
         return {name: self.read(name) for name in dict.fromkeys(_ALIASES.values())}
 

@@ -18,6 +18,8 @@ import numpy as np
 
 from fcore import tree_util
 from fcore.api._float0 import float0, float0_zeros, is_float0
+from fcore.api.devices import devices as devices
+from fcore.api.placement import to_sharding
 from fcore.api.jit_args import ArgSpec, CallArgs, dynamic_leaf_info, resolve_argnums, signature_of, split_call
 from fcore.api.staging import ShapeDtypeStruct, abstractify, fun_name
 from fcore.api.stages import Lowered, Specialization, Traced
@@ -29,6 +31,7 @@ from fcore.interpreters.stack import current_trace
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.interpreters.trace import Tracer
 from fcore.ir.avals import ShapedArray
+from fcore.sharding import Sharding
 from fcore.lax.call import bind_jit, clear_executable_cache, hoist_consts, to_device
 
 #: jaxlib's C++ flattener, called directly on this hot path (no Python frame in between).
@@ -342,12 +345,17 @@ def _check_callable(fun: object) -> None:
         raise TypeError(f"Expected a function, got a generator function: {fun}")
 
 
-def device_put(x: Any, device: runtime.Device | None = None) -> Any:
-    """Put every array leaf of ``x`` on ``device`` (default: the first device).
+def device_put(x: Any, device: runtime.Device | Sharding | None = None) -> Any:
+    """Put every array leaf of ``x`` on ``device`` (default: the first device), or lay it
+    out as the ``fcore.sharding`` sharding ``device`` says.
 
     An fcore array already there is returned as is; Python scalars stay weakly typed.
     Under a transformation, traced values pass through unchanged.
     """
+    if isinstance(device, Sharding):
+        sharding = device
+        return tree_util.tree_map(lambda leaf: leaf if isinstance(leaf, Tracer) else to_sharding(leaf, sharding), x)
+
     def put(leaf: Any) -> Any:
         if isinstance(leaf, Tracer):
             return leaf
@@ -379,10 +387,6 @@ def clear_caches() -> None:
         cache.drop_launches()
     _with_launches.clear()
     clear_executable_cache()
-
-
-def devices() -> list[runtime.Device]:
-    return runtime.devices()
 
 
 def _with_float0_inputs(leaves: Sequence[Any], float0_in: Sequence[tuple[int, tuple[int, ...]]]) -> tuple[Any, ...]:
