@@ -31,7 +31,9 @@ from fcore.interpreters.stack import current_trace
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.interpreters.trace import Tracer
 from fcore.ir.avals import ShapedArray
-from fcore.sharding import Sharding
+from fcore.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, resolve_spec
+from fcore.api.spmd import SpmdLaunch, jaxpr_mesh, spmd_launch
+from fcore.backend.sharded import ShardedBuffer
 from fcore.lax.call import bind_jit, clear_executable_cache, hoist_consts, to_device
 
 #: jaxlib's C++ flattener, called directly on this hot path (no Python frame in between).
@@ -78,7 +80,9 @@ def _trace_cache(fun: Callable[..., Any], spec: ArgSpec) -> _TraceCache:
 class Jitted:
     """A jit-compiled function (see ``fcore.jit``)."""
 
-    def __init__(self, fun: Callable[..., Any], spec: ArgSpec) -> None:
+    def __init__(
+        self, fun: Callable[..., Any], spec: ArgSpec, in_shardings: Any = None, out_shardings: Any = None
+    ) -> None:
         functools.update_wrapper(self, fun, updated=())
         self.fun = fun
         self.name = fun_name(fun)
@@ -88,9 +92,13 @@ class Jitted:
         self.static_argnames = spec.static_argnames
         self.donate_argnums = spec.donate_argnums
         self.donate_argnames = spec.donate_argnames
+        self.in_shardings = in_shardings
+        self.out_shardings = out_shardings
+        self._sharded = in_shardings is not None or out_shardings is not None
         # Calls with static or donated arguments never take the fast path (``__call__``).
-        self._positional = not (spec.static_argnums or spec.donate_argnums or spec.donate_argnames)
-        self._caches = _trace_cache(fun, spec)
+        self._positional = not (spec.static_argnums or spec.donate_argnums or spec.donate_argnames or self._sharded)
+        self._caches = _TraceCache() if self._sharded else _trace_cache(fun, spec)
+        self._spmd: weakref.WeakKeyDictionary[Specialization, dict[Any, SpmdLaunch]] = weakref.WeakKeyDictionary()
         self._cache = self._caches.entries
         self._fast = self._caches.fast
 
@@ -245,6 +253,10 @@ class Jitted:
             entry, flat = self._specialize(args, kwargs)
         if current_trace() is EVAL_TRACE:
             launch = entry.launch
+            if launch is None or _has_sharded(flat):
+                spmd = self._spmd_launch(entry, args, flat)
+                if spmd is not None:
+                    return entry.results(spmd(flat))
             if launch is None:
                 launch = entry.get_launch()
                 _with_launches.add(self._caches)
@@ -252,6 +264,33 @@ class Jitted:
         else:
             outs = bind_jit(entry.hoisted, [*entry.consts, *flat], self.name)
         return entry.results(outs)
+
+    def _spmd_launch(self, entry: Specialization, args: tuple[Any, ...], flat: Sequence[Any]) -> SpmdLaunch | None:
+        """The launch over a mesh, when shardings are involved (None: the one-device path)."""
+        if not self._sharded and not _has_sharded(flat) and jaxpr_mesh(entry.hoisted.jaxpr) is None:
+            return None
+        in_flat = self._flat_in_shardings(args, len(flat))
+        out_flat = None
+        if self.out_shardings is not None:
+            dummy = entry.out_tree.unflatten([0] * entry.out_tree.num_leaves)
+            out_flat = tree_util.broadcast_prefix(self.out_shardings, dummy, is_leaf=_is_sharding_leaf)
+        cache = self._spmd.setdefault(entry, {})
+        return spmd_launch(entry.hoisted, self.name, entry.consts, flat, in_flat, out_flat, cache)
+
+    def _flat_in_shardings(self, args: tuple[Any, ...], n_flat: int) -> list[Any]:
+        if self.in_shardings is None:
+            return [None] * n_flat
+        statics = set(self.static_argnums)
+        dyn = tuple(a for i, a in enumerate(args) if i not in statics)
+        spec = self.in_shardings
+        if isinstance(spec, (list, tuple)) and not isinstance(spec, PartitionSpec) and len(spec) == len(args) != len(dyn):
+            spec = tuple(s for i, s in enumerate(spec) if i not in statics)
+        if isinstance(spec, list):
+            spec = tuple(spec)
+        flat = tree_util.broadcast_prefix(spec, dyn, is_leaf=_is_sharding_leaf)
+        if len(flat) > n_flat:
+            raise ValueError(f"jit of {self.name}: in_shardings has more leaves than the arguments")
+        return [_resolve(s) for s in flat] + [None] * (n_flat - len(flat))
 
     def __get__(self, obj: object, objtype: type | None = None) -> Any:
         """Decorated methods bind ``self`` as their first argument, as functions do."""
@@ -291,6 +330,8 @@ def jit(
     donate_argnames: str | Iterable[str] | None = None,
     keep_unused: bool = False,
     inline: bool = False,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
 ) -> Jitted: ...
 
 
@@ -305,6 +346,8 @@ def jit(
     donate_argnames: str | Iterable[str] | None = None,
     keep_unused: bool = False,
     inline: bool = False,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
 ) -> Callable[[Callable[..., Any]], Jitted]: ...
 
 
@@ -318,22 +361,27 @@ def jit(
     donate_argnames: str | Iterable[str] | None = None,
     keep_unused: bool = False,
     inline: bool = False,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
 ) -> Jitted | Callable[[Callable[..., Any]], Jitted]:
     """Compile ``fun`` with XLA; re-traced only for new argument types or static values.
 
     Static arguments (``static_argnums`` / ``static_argnames``, each completed from the
     other through ``fun``'s signature) must be hashable and are passed to ``fun`` as
     Python values. ``keep_unused`` and ``inline`` are accepted for JAX compatibility; they
-    change no result. Without ``fun``, returns a decorator.
+    change no result. ``in_shardings`` (a prefix of the positional arguments) and
+    ``out_shardings`` (a prefix of the result) compile the function over their mesh with
+    XLA's SPMD partitioner (``fcore.sharding``). Without ``fun``, returns a decorator.
     """
     if fun is None:
         return functools.partial(
             jit, static_argnums=static_argnums, donate_argnums=donate_argnums, static_argnames=static_argnames,
-            donate_argnames=donate_argnames, keep_unused=keep_unused, inline=inline,
+            donate_argnames=donate_argnames, keep_unused=keep_unused, inline=inline, in_shardings=in_shardings,
+            out_shardings=out_shardings,
         )
     _check_callable(fun)
     spec = resolve_argnums(signature_of(fun), static_argnums, static_argnames, donate_argnums, donate_argnames)
-    return Jitted(fun, spec)
+    return Jitted(fun, spec, in_shardings, out_shardings)
 
 
 def _check_callable(fun: object) -> None:
@@ -387,6 +435,23 @@ def clear_caches() -> None:
         cache.drop_launches()
     _with_launches.clear()
     clear_executable_cache()
+
+
+def _has_sharded(flat: Sequence[Any]) -> bool:
+    for x in flat:
+        if type(x) is ArrayImpl and type(x._device) is ShardedBuffer:
+            return True
+    return False
+
+
+def _is_sharding_leaf(x: object) -> bool:
+    return x is None or isinstance(x, (Sharding, PartitionSpec))
+
+
+def _resolve(s: object) -> NamedSharding | SingleDeviceSharding | None:
+    if s is None or isinstance(s, (NamedSharding, SingleDeviceSharding)):
+        return s
+    return resolve_spec(s, "jit")
 
 
 def _with_float0_inputs(leaves: Sequence[Any], float0_in: Sequence[tuple[int, tuple[int, ...]]]) -> tuple[Any, ...]:

@@ -129,3 +129,6 @@ from fcore.lax.bessel import (
 from fcore.lax.bits import (
     bitcast_convert_type_p as bitcast_convert_type_p, clz_p as clz_p, population_count_p as population_count_p,
 )
+from fcore.lax.sharding_constraint import (
+    sharding_constraint_p as sharding_constraint_p, with_sharding_constraint as with_sharding_constraint,
+)
