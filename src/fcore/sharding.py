@@ -25,6 +25,7 @@ from fcore.ir.params import ParamStruct
 
 __all__ = [
     "AxisType",
+    "IndivisibleError",
     "Mesh",
     "NamedSharding",
     "PartitionSpec",
@@ -38,6 +39,10 @@ __all__ = [
 Device = runtime.Device
 Index = tuple[slice, ...]
 SpecEntry = Union[None, str, tuple[str, ...]]
+
+
+class IndivisibleError(ValueError):
+    """A dimension's size is not a multiple of the number of pieces a sharding cuts it into."""
 
 
 class AxisType(enum.Enum):
@@ -74,7 +79,7 @@ class PartitionSpec(tuple[SpecEntry, ...]):
         return super().__new__(cls, norm)
 
     def __repr__(self) -> str:
-        return f"PartitionSpec({', '.join(repr(p) for p in self)})"
+        return f"P({', '.join(repr(p) for p in self)}{',' if len(self) == 1 else ''})"
 
     def axes_of(self, dim: int) -> tuple[str, ...]:
         if dim >= len(self):
@@ -173,7 +178,8 @@ class Mesh(ParamStruct):
 
     def __repr__(self) -> str:
         shape = ", ".join(f"'{n}': {s}" for n, s in zip(self.axis_names, self.devices.shape))
-        return f"Mesh({shape}, axis_types={tuple(t.name for t in self.axis_types)})"
+        types = ", ".join(t.name for t in self.axis_types)
+        return f"Mesh({shape}, axis_types=({types}{',' if len(self.axis_types) == 1 else ''}))"
 
     def __enter__(self) -> Mesh:
         _mesh_stack.append(self)
@@ -276,7 +282,7 @@ class SingleDeviceSharding(Sharding, ParamStruct):
         return hash(("single", self._device.id))
 
     def __repr__(self) -> str:
-        return f"SingleDeviceSharding(device={self._device!r}, memory_kind=None)"
+        return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"
 
 
 class NamedSharding(Sharding, ParamStruct):
@@ -305,19 +311,26 @@ class NamedSharding(Sharding, ParamStruct):
                                      f"one positional dimension, but {self.spec} has duplicate entries for `{a}`")
                 seen.add(a)
 
-    def check_shape(self, shape: tuple[int, ...], what: str = "One of device_put args") -> None:
-        """A clear error before XLA sees a layout that cannot hold ``shape``."""
+    def check_shape(self, shape: tuple[int, ...], what: str | None = None) -> None:
+        """A clear error before XLA sees a layout that cannot hold ``shape`` (``what`` names
+        the value, as jit's messages do; without it, jax's ``shard_shape`` message)."""
         if len(self.spec) > len(shape):
             raise ValueError(
-                f"{what} was given the sharding of {self}, which implies that it has a rank of at least "
-                f"{len(self.spec)}, but it is {len(shape)}"
+                f"{what or 'A value'} was given the sharding of {self}, which implies that it has a rank of at "
+                f"least {len(self.spec)}, but it is {len(shape)}"
             )
+        ways = [self._ways(d) for d in range(len(shape))]
         for dim, size in enumerate(shape):
-            ways = self._ways(dim)
-            if size % ways:
-                raise ValueError(
+            if size % ways[dim]:
+                if what is None:
+                    raise IndivisibleError(
+                        f"Sharding {self} implies that array axis {dim} is partitioned {ways[dim]} times, but the "
+                        f"dimension size is {size} (full shape: {shape}, per-dimension tiling factors: {ways} should "
+                        "evenly divide the shape)"
+                    )
+                raise IndivisibleError(
                     f"{what} was given the sharding of {self}, which implies that the global size of its "
-                    f"dimension {dim} should be divisible by {ways}, but it is equal to {size} (full shape: {shape})"
+                    f"dimension {dim} should be divisible by {ways[dim]}, but it is equal to {size} (full shape: {shape})"
                 )
 
     def _ways(self, dim: int) -> int:
@@ -370,7 +383,7 @@ class NamedSharding(Sharding, ParamStruct):
         return hash((self.mesh, tuple(spec)))
 
     def __repr__(self) -> str:
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=None)"
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
 
 
 def _indices_from_tiles(
@@ -415,9 +428,8 @@ def _candidate_specs(names: tuple[str, ...], ndim: int) -> Iterator[PartitionSpe
                 for a, d in zip(axes, dims):
                     per[d].append(a)
                 entries: list[SpecEntry] = [None if not p else p[0] if len(p) == 1 else tuple(p) for p in per]
-                while entries and entries[-1] is None:
-                    entries.pop()
-                yield PartitionSpec(*entries)
+                # As jax names XLA's choices: one entry per dimension, or P() when replicated.
+                yield PartitionSpec(*entries) if k else PartitionSpec()
 
 
 def resolve_spec(spec_or_sharding: object, what: str) -> NamedSharding:

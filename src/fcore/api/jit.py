@@ -273,7 +273,7 @@ class Jitted:
         out_flat = None
         if self.out_shardings is not None:
             dummy = entry.out_tree.unflatten([0] * entry.out_tree.num_leaves)
-            out_flat = tree_util.broadcast_prefix(self.out_shardings, dummy, is_leaf=_is_sharding_leaf)
+            out_flat = [_resolve(s) for s in tree_util.broadcast_prefix(self.out_shardings, dummy, is_leaf=_is_sharding_leaf)]
         cache = self._spmd.setdefault(entry, {})
         return spmd_launch(entry.hoisted, self.name, entry.consts, flat, in_flat, out_flat, cache)
 

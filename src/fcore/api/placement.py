@@ -85,7 +85,7 @@ def sharded_buffer(x: object) -> ShardedBuffer | None:
 
 
 def put_sharded_value(host: np.ndarray[Any, Any], weak: bool, sharding: NamedSharding,
-                      what: str = "One of device_put args") -> ArrayImpl:
+                      what: str | None = None) -> ArrayImpl:
     """``host`` laid out over ``sharding``'s mesh."""
     sharding.check_shape(host.shape, what)
     idx = sharding.devices_indices_map(host.shape)

@@ -106,7 +106,7 @@ class SpmdLaunch:
         from fcore.sharding import named_sharding_from_xla
 
         self.out_shardings: list[NamedSharding] = [
-            s if s is not None else named_sharding_from_xla(mesh, p, a.shape)
+            s if s is not None else _like_input(named_sharding_from_xla(mesh, p, a.shape), a, in_shardings, in_avals)
             for s, p, a in zip(out_shardings, exe.out_hlo, out_avals)
         ]
         self.mesh = mesh
@@ -125,6 +125,21 @@ class SpmdLaunch:
             ArrayImpl(None, w, ShardedBuffer(o, a.shape, np.dtype(a.dtype), devices, sdy, s), a)
             for o, (w, a, sdy), s in zip(outs, self.outs, self.out_shardings)
         ]
+
+
+def _like_input(
+    chosen: NamedSharding, aval: ShapedArray, ins: Sequence[NamedSharding], in_avals: Sequence[ShapedArray]
+) -> NamedSharding:
+    """An input's sharding, spelled as the user spelled it, where XLA gave a result the same
+    layout (as jax does); else XLA's choice."""
+    want = chosen.devices_indices_map(aval.shape)
+    for s, a in zip(ins, in_avals):
+        try:
+            if a.ndim == aval.ndim and s.devices_indices_map(aval.shape) == want:
+                return s
+        except ValueError:  # not a layout this shape can have
+            continue
+    return chosen
 
 
 def _sdy_attr(s: NamedSharding, aval: ShapedArray) -> str:
