@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import fcore
-from tests.multidevice import run_script
+from multidevice import run_script
 
 
 def test_device_queries_in_this_process() -> None:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from tests.multidevice import run_script
+from multidevice import run_script
 
 
 def test_sharded_jit_matches_jax() -> None:
