@@ -117,7 +117,7 @@ class ModuleBuilder:
     """The module being built: private functions for nested jaxprs, deduplicated, and the
     device mesh its sharding annotations refer to (``@mesh``; at most one per program)."""
 
-    __slots__ = ("functions", "_by_jaxpr", "_names", "mesh", "mesh_size", "axis_env")
+    __slots__ = ("functions", "_by_jaxpr", "_names", "mesh", "mesh_size", "axis_env", "_channels")
 
     def __init__(self) -> None:
         self.functions: list[str] = []
@@ -127,7 +127,13 @@ class ModuleBuilder:
         self.mesh_size = 1
         #: The mesh axes of the enclosing manual (``shard_map``) regions, innermost last:
         #: ``(names, sizes)`` of the whole mesh (what collectives compute replica groups from).
-        self.axis_env: list[tuple[tuple[str, ...], tuple[int, ...], frozenset[str]]] = []
+        self.axis_env: list[tuple[tuple[str, ...], tuple[int, ...]]] = []
+        self._channels = 0
+
+    def next_channel(self) -> int:
+        """A fresh channel handle for a collective op."""
+        self._channels += 1
+        return self._channels
 
     def use_mesh(self, mesh: str, size: int) -> str:
         """Declare the program's mesh (Shardy text ``<["x"=2]>``); returns its symbol."""
