@@ -223,6 +223,10 @@ def _is_spec(x: object) -> bool:
 
 
 def _check_spec(mesh: Mesh, spec: PartitionSpec, what: str) -> None:
+    used = [a for d in range(len(spec)) for a in spec.axes_of(d)]
+    dup = [a for i, a in enumerate(used) if a in used[:i]]
+    if dup:
+        raise ValueError(f"shard_map {what} {spec} uses mesh axis {dup[0]!r} more than once")
     for d in range(len(spec)):
         for a in spec.axes_of(d):
             if a not in mesh.axis_names:

@@ -105,8 +105,9 @@ class SpmdLaunch:
         exe.set_outputs([(a.shape, np.dtype(a.dtype)) for a in out_avals])
         from fcore.sharding import named_sharding_from_xla
 
+        named = _named_in_program(closed.jaxpr, mesh)
         self.out_shardings: list[NamedSharding] = [
-            s if s is not None else _like_input(named_sharding_from_xla(mesh, p, a.shape), a, in_shardings, in_avals)
+            s if s is not None else _like_input(named_sharding_from_xla(mesh, p, a.shape), a, in_shardings, in_avals, named)
             for s, p, a in zip(out_shardings, exe.out_hlo, out_avals)
         ]
         self.mesh = mesh
@@ -127,15 +128,36 @@ class SpmdLaunch:
         ]
 
 
+def _named_in_program(jaxpr: Jaxpr, mesh: Mesh) -> list[NamedSharding]:
+    """The layouts the program's results are given by name: ``shard_map`` out_specs and
+    sharding constraints producing its outputs."""
+    outs = {id(v) for v in jaxpr.outvars}
+    found: list[NamedSharding] = []
+    for eqn in jaxpr.eqns:
+        produced = [id(v) in outs for v in eqn.outvars]
+        if not any(produced):
+            continue
+        sharding = eqn.params.get("sharding")
+        if isinstance(sharding, NamedSharding):
+            found.append(sharding)
+        specs = eqn.params.get("out_specs")
+        if isinstance(specs, tuple):
+            found += [NamedSharding(mesh, s) for s, p in zip(specs, produced) if p and isinstance(s, PartitionSpec)]
+    return found
+
+
 def _like_input(
-    chosen: NamedSharding, aval: ShapedArray, ins: Sequence[NamedSharding], in_avals: Sequence[ShapedArray]
+    chosen: NamedSharding, aval: ShapedArray, ins: Sequence[NamedSharding], in_avals: Sequence[ShapedArray],
+    named: Sequence[NamedSharding],
 ) -> NamedSharding:
-    """An input's sharding, spelled as the user spelled it, where XLA gave a result the same
-    layout (as jax does); else XLA's choice."""
+    """A sharding the program names (a ``shard_map`` out_spec, a constraint) or an input's,
+    spelled as the user spelled it, where XLA gave a result the same layout (as jax does);
+    else XLA's choice."""
     want = chosen.devices_indices_map(aval.shape)
-    for s, a in zip(ins, in_avals):
+    candidates = [*named, *(s for s, a in zip(ins, in_avals) if a.ndim == aval.ndim)]
+    for s in candidates:
         try:
-            if a.ndim == aval.ndim and s.devices_indices_map(aval.shape) == want:
+            if s.devices_indices_map(aval.shape) == want:
                 return s
         except ValueError:  # not a layout this shape can have
             continue
