@@ -54,6 +54,7 @@ from fcore import sharding as sharding
 from fcore.sharding import make_mesh as make_mesh
 from fcore.api.shard_map import shard_map as shard_map
 from fcore.api.pmap import pmap as pmap
+from fcore import distributed as distributed
 from fcore import numpy as numpy  # also installs the Array operators and methods
 from fcore import dtypes as dtypes
 from fcore.dtypes import float0 as float0

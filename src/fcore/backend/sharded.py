@@ -149,6 +149,11 @@ class ShardedBuffer:
             raise RuntimeError(f"Array has been deleted with shape={aval.dtype.name}[{dims}].")
         if 0 in aval.shape:
             out: npt.NDArray[Any] | None = np.empty(aval.shape, aval.dtype)
+        elif not self.sdy.hlo.is_replicated() and any(d.process_index != runtime.process_index() for d in self.devices):
+            raise RuntimeError(
+                "Fetching value for `fcore.Array` that spans non-addressable (non process local) devices is not "
+                "possible: the other processes hold some of its shards."
+            )
         else:
             rep = self._sharded if self.sdy.hlo.is_replicated() else _gather(self)
             out = runtime._dlpack_host_copy(rep, aval)
@@ -166,8 +171,13 @@ def put_sharded(
     x: npt.NDArray[Any], devices: tuple[Device, ...], indices: Sequence[tuple[slice, ...]], sdy: SdySharding,
     sharding: object,
 ) -> ShardedBuffer:
-    """Copy ``x[indices[i]]`` to ``devices[i]`` for each device, as one sharded array."""
-    parts = [runtime.device_put(np.array(x[idx], order="C"), d).raw_array() for d, idx in zip(devices, indices)]
+    """Copy ``x[indices[i]]`` to ``devices[i]`` for each of this process's devices, as one
+    sharded array (in a multi-process job the other processes put their own shards)."""
+    pid = runtime.process_index()
+    parts = [
+        runtime.device_put(np.array(x[idx], order="C"), d).raw_array()
+        for d, idx in zip(devices, indices) if d.process_index == pid
+    ]
     return assemble(parts, x.shape, x.dtype, devices, sdy, sharding)
 
 
