@@ -206,6 +206,8 @@ class SpmdExecutable:
     def set_outputs(self, avals: Sequence[tuple[tuple[int, ...], np.dtype[Any]]]) -> None:
         """Build the result handlers once the caller knows the results' types."""
         dl = xc.DeviceList(self.devices)
+        if len(self.out_hlo) != len(avals):  # a one-partition program reports no shardings
+            self.out_hlo = [xc.HloSharding.replicate().to_proto() for _ in avals]
         self._out_avals = [runtime._Aval(tuple(s), np.dtype(d), self.devices[0]) for s, d in avals]
         self._handlers = [
             xc.array_result_handler(a, _ArraySharding(dl, xc.HloSharding.from_proto(p)), True, _skip_checks=True)
