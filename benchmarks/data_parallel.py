@@ -38,7 +38,7 @@ def run() -> list[Result]:
     from fcore.sharding import NamedSharding, PartitionSpec
 
     fcore.config.update("jax_num_cpu_devices", NUM_DEVICES)
-    jax.config.update("jax_num_cpu_devices", NUM_DEVICES)
+    jax.config.update("jax_num_cpu_devices", NUM_DEVICES)  # type: ignore[no-untyped-call]  # untyped in jax
 
     params = _init_mlp([784, 512, 512, 10])
     rng = np.random.default_rng(1)
@@ -64,7 +64,7 @@ def run() -> list[Result]:
         mesh = fcore.make_mesh((n,), ("data",))
         jmesh = jax.make_mesh((n,), ("data",), axis_types=(AxisType.Auto,))
         rep, data = NamedSharding(mesh, PartitionSpec()), NamedSharding(mesh, PartitionSpec("data"))
-        jrep, jdata = JNS(jmesh, JP()), JNS(jmesh, JP("data"))
+        jrep, jdata = JNS(jmesh, JP()), JNS(jmesh, JP("data"))  # type: ignore[no-untyped-call]  # jax leaves P untyped
         fs = fcore.jit(f_step, in_shardings=(rep, data, data), out_shardings=rep)
         js = jax.jit(j_step, in_shardings=(jrep, jdata, jdata), out_shardings=jrep)
         fp, fx, fy = fcore.device_put(params, rep), fcore.device_put(xb, data), fcore.device_put(yb, data)
