@@ -30,6 +30,9 @@ assert len(a.addressable_shards) == 2 and not a.is_fully_addressable
 f = fcore.jit(fcore.shard_map(lambda v: lax.psum(v, "i"), mesh=mesh, in_specs=P("i"), out_specs=P()))
 r = f(a)
 np.testing.assert_array_equal(np.asarray(r), x.reshape(4, 2, 2).sum(0))
+b = fcore.make_array_from_process_local_data(NamedSharding(mesh, P("i")), x[4 * pid : 4 * pid + 4])
+assert b.shape == (8, 2)
+np.testing.assert_array_equal(np.asarray(f(b)), x.reshape(4, 2, 2).sum(0))
 g = fcore.jit(lambda v: (v * 2).sum(0), out_shardings=NamedSharding(mesh, P()))(a)
 np.testing.assert_array_equal(np.asarray(g), (x * 2).sum(0))
 try:

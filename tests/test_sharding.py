@@ -71,6 +71,15 @@ def test_shardings_and_sharded_arrays_match_jax() -> None:
         # eager arithmetic on sharded arrays, and single-device sharding
         a = fcore.device_put(x, NamedSharding(mesh, P("x")))
         np.testing.assert_array_equal(np.asarray(a * 2 + 1), x * 2 + 1)
+        # make_array_from_callback / make_array_from_process_local_data, as jax
+        s = NamedSharding(mesh, P("y", "x"))
+        c = fcore.make_array_from_callback(x.shape, s, lambda idx: x[idx])
+        jc = jax.make_array_from_callback(x.shape, JNS(jmesh, JP("y", "x")), lambda idx: x[idx])
+        np.testing.assert_array_equal(np.asarray(c), np.asarray(jc))
+        assert c.sharding == s
+        d = fcore.make_array_from_process_local_data(s, x)
+        assert d.shape == x.shape and d.sharding == s
+        np.testing.assert_array_equal(np.asarray(d), x)
         one = fcore.sharding.SingleDeviceSharding(fcore.devices()[2])
         b = fcore.device_put(x, one)
         assert b.devices() == {fcore.devices()[2]} and b.sharding == one

@@ -54,6 +54,10 @@ from fcore import sharding as sharding
 from fcore.sharding import make_mesh as make_mesh
 from fcore.api.shard_map import shard_map as shard_map
 from fcore.api.pmap import pmap as pmap
+from fcore.api.placement import (
+    make_array_from_callback as make_array_from_callback,
+    make_array_from_process_local_data as make_array_from_process_local_data,
+)
 from fcore import distributed as distributed
 from fcore import numpy as numpy  # also installs the Array operators and methods
 from fcore import dtypes as dtypes

@@ -19,7 +19,10 @@ from fcore.interpreters.eval import to_numpy_arg
 from fcore.ir.avals import ShapedArray
 from fcore.sharding import Index, NamedSharding, Sharding, SingleDeviceSharding
 
-__all__ = ["Shard", "put_sharded_value", "sharded_buffer", "to_sharding"]
+__all__ = [
+    "Shard", "make_array_from_callback", "make_array_from_process_local_data", "put_sharded_value", "sharded_buffer",
+    "to_sharding",
+]
 
 
 class Shard:
@@ -113,3 +116,62 @@ def to_sharding(leaf: object, sharding: Sharding) -> ArrayImpl:
         return put_sharded_value(leaf.host(), leaf.weak_type, sharding)
     host, weak = to_numpy_arg(leaf)
     return put_sharded_value(host, weak, sharding)
+
+
+def make_array_from_callback(shape: tuple[int, ...], sharding: Sharding, data_callback: Any) -> ArrayImpl:
+    """An array of ``shape`` laid out as ``sharding``, each of this process's devices holding
+    ``data_callback(index)`` for its slice ``index`` of the global array."""
+    shape = tuple(int(d) for d in shape)
+    if isinstance(sharding, SingleDeviceSharding):
+        host = np.asarray(data_callback(tuple(slice(None) for _ in shape)))
+        return to_sharding(host, sharding)
+    if not isinstance(sharding, NamedSharding):
+        raise TypeError(f"make_array_from_callback: unsupported sharding {sharding!r}")
+    sharding.check_shape(shape)
+    idx = sharding.devices_indices_map(shape)
+    devices = sharding.mesh.flat_devices
+    pid = runtime.process_index()
+    local = {d: np.asarray(data_callback(idx[d])) for d in devices if d.process_index == pid}
+    first = next(iter(local.values()))
+    want = sharding.shard_shape(shape)
+    for d, block in local.items():
+        if block.shape != want:
+            raise ValueError(f"data_callback returned a block of shape {block.shape} for {d}; expected {want}")
+    parts = [runtime.device_put(np.ascontiguousarray(local[d]) if local[d].ndim else local[d], d).raw_array()
+             for d in devices if d in local]
+    from fcore.backend.sharded import assemble
+
+    buf = assemble(parts, shape, first.dtype, devices, sharding.sdy(len(shape)), sharding)
+    return ArrayImpl(None, False, buf, ShapedArray(shape, first.dtype, False))
+
+
+def make_array_from_process_local_data(
+    sharding: Sharding, local_data: Any, global_shape: tuple[int, ...] | None = None
+) -> ArrayImpl:
+    """A global array from each process's part of it: ``local_data`` covers the slices of
+    the global array that this process's devices hold (all of it in a one-process job)."""
+    host = np.asarray(local_data)
+    if isinstance(sharding, SingleDeviceSharding):
+        return to_sharding(host, sharding)
+    if not isinstance(sharding, NamedSharding):
+        raise TypeError(f"make_array_from_process_local_data: unsupported sharding {sharding!r}")
+    pid = runtime.process_index()
+    mesh = sharding.mesh
+    if global_shape is None:
+        # Dimensions split over devices of several processes grow by the number of processes' blocks.
+        shape = list(host.shape)
+        ways = [sharding._ways(d) for d in range(host.ndim)]
+        probe = sharding.devices_indices_map(tuple(ways))  # one element per block
+        for dim in range(host.ndim):
+            local_blocks = {probe[d][dim].start for d in mesh.flat_devices if d.process_index == pid}
+            shape[dim] = host.shape[dim] * ways[dim] // max(len(local_blocks), 1)
+        global_shape = tuple(shape)
+    idx = sharding.devices_indices_map(tuple(global_shape))
+    local = [idx[d] for d in mesh.flat_devices if d.process_index == pid]
+    starts = [min((i[dim].start or 0) for i in local) for dim in range(host.ndim)]
+
+    def block(index: tuple[slice, ...]) -> Any:
+        return host[tuple(slice((s.start or 0) - o, (s.stop if s.stop is not None else global_shape[k]) - o)
+                          for k, (s, o) in enumerate(zip(index, starts)))]
+
+    return make_array_from_callback(tuple(global_shape), sharding, block)
