@@ -27,9 +27,12 @@ from fcore.backend.lowering import LoweringError, LoweringRuleContext, lowering_
 from fcore.interpreters.array import Array
 from fcore.ir.avals import ShapedArray
 from fcore.lax._primitive import Primitive
-from fcore.lax.shapes import expand_dims, squeeze
+from fcore.interpreters.stack import current_trace, set_current_trace
+from fcore.interpreters.trace import Trace
+from fcore.lax.reductions import reduce_max, reduce_min, reduce_sum
+from fcore.lax.shapes import concatenate, expand_dims, reshape, squeeze
 from fcore.transforms.ad_util import UndefinedPrimal
-from fcore.transforms.batching import Dim, batching_rules
+from fcore.transforms.batching import BatchTrace, BatchTracer, Dim, batching_rules, moveaxis
 from fcore.transforms.jvp import jvp_rules
 from fcore.transforms.transpose import transpose_rules
 
@@ -54,6 +57,56 @@ def axis_env(sizes: dict[str, int]) -> Iterator[None]:
         yield
     finally:
         _env.pop()
+
+
+#: ``vmap(..., axis_name=name)`` traces, innermost last per name: a collective over ``name``
+#: reduces over that vmap's batch axis (in the batching rules, or directly for unbatched values).
+_vmap_traces: dict[str, list[BatchTrace]] = {}
+
+
+@contextlib.contextmanager
+def vmap_axis(name: str, size: int, trace: BatchTrace) -> Iterator[None]:
+    """Bind ``name`` to the batch axis of ``trace`` (a ``vmap`` with ``axis_name``)."""
+    _vmap_traces.setdefault(name, []).append(trace)
+    try:
+        with axis_env({name: size}):
+            yield
+    finally:
+        _vmap_traces[name].pop()
+
+
+def _vmap_trace(name: str) -> BatchTrace | None:
+    traces = _vmap_traces.get(name)
+    return traces[-1] if traces else None
+
+
+def _processing(name: str) -> bool:
+    """Whether a batching rule now runs for the vmap that binds ``name`` (rules run with the
+    trace's parent current)."""
+    trace = _vmap_trace(name)
+    return trace is not None and current_trace() is trace.parent
+
+
+def _batched_along(x: Any, trace: Trace) -> bool:
+    while isinstance(x, BatchTracer):
+        if x._trace is trace:
+            return x.bdim is not None
+        x = x.val
+    return False
+
+
+def _split_vmap_axes(axes: tuple[str, ...], x: Any) -> tuple[tuple[str, ...], int]:
+    """For a value: (the axes that still need a collective, the product of the sizes of the
+    vmap axes along which ``x`` is not batched (those are handled by the caller))."""
+    keep: list[str] = []
+    unbatched = 1
+    for a in axes:
+        trace = _vmap_trace(a)
+        if trace is not None and not _batched_along(x, trace):
+            unbatched *= trace.axis_size
+        else:
+            keep.append(a)
+    return tuple(keep), unbatched
 
 
 def _names(axis_name: AxisName) -> tuple[str, ...]:
@@ -167,14 +220,24 @@ def _psum_transpose(ct: Any, x: UndefinedPrimal, *, axes: tuple[str, ...]) -> li
     return [psum_p.bind(ct, axes=axes)]
 
 
-def _elementwise_batching(p: Primitive[Any]) -> None:
+_REDUCE_OVER_BATCH = {"psum": reduce_sum, "pmax": reduce_max, "pmin": reduce_min}
+
+
+def _reduce_batching(p: Primitive[Any]) -> None:
     @batching_rules.register(p)
     def rule(axis_size: int, vals: list[Any], dims: list[Dim], *, axes: tuple[str, ...]) -> tuple[Any, Dim]:
-        return p.bind(vals[0], axes=axes), dims[0]
+        (x,), (d,) = vals, dims
+        assert d is not None
+        named = [a for a in axes if _processing(a)]
+        if not named:  # a mesh axis: the same collective on every batch element
+            return p.bind(x, axes=axes), d
+        out = _REDUCE_OVER_BATCH[p.name](x, (d,))  # over the vmap axis itself
+        rest = tuple(a for a in axes if a not in named)
+        return (p.bind(out, axes=rest) if rest else out), None
 
 
 for _p, _op in ((psum_p, "add"), (pmax_p, "max"), (pmin_p, "min")):
-    _elementwise_batching(_p)
+    _reduce_batching(_p)
 
     def _lower(ctx: LoweringRuleContext, x: str, *, axes: tuple[str, ...], _op: str = _op) -> str:
         return _all_reduce(ctx, x, axes, _op)
@@ -182,29 +245,35 @@ for _p, _op in ((psum_p, "add"), (pmax_p, "max"), (pmin_p, "min")):
     lowering_rules.register(_p)(_lower)
 
 
-def psum(x: Any, axis_name: AxisName) -> Any:
-    """The sum of ``x`` over the devices along ``axis_name`` (each leaf of a pytree)."""
+def _reduce(p: Primitive[Any], x: Any, axis_name: AxisName) -> Any:
     from fcore import tree_util
 
     axes = _names(axis_name)
     axis_size(axes)
-    return tree_util.tree_map(lambda v: psum_p.bind(v, axes=axes), x)
+
+    def one(v: Any) -> Any:
+        keep, unbatched = _split_vmap_axes(axes, v) if _vmap_traces else (axes, 1)
+        if unbatched > 1 and p is psum_p:  # the same value on every element of a vmap axis
+            v = v * unbatched
+        return p.bind(v, axes=keep) if keep else v
+
+    return tree_util.tree_map(one, x)
+
+
+def psum(x: Any, axis_name: AxisName) -> Any:
+    """The sum of ``x`` over the devices (or ``vmap`` elements) along ``axis_name``, for each
+    leaf of a pytree."""
+    return _reduce(psum_p, x, axis_name)
 
 
 def pmax(x: Any, axis_name: AxisName) -> Any:
-    from fcore import tree_util
-
-    axes = _names(axis_name)
-    axis_size(axes)
-    return tree_util.tree_map(lambda v: pmax_p.bind(v, axes=axes), x)
+    """The maximum of ``x`` over the devices (or ``vmap`` elements) along ``axis_name``."""
+    return _reduce(pmax_p, x, axis_name)
 
 
 def pmin(x: Any, axis_name: AxisName) -> Any:
-    from fcore import tree_util
-
-    axes = _names(axis_name)
-    axis_size(axes)
-    return tree_util.tree_map(lambda v: pmin_p.bind(v, axes=axes), x)
+    """The minimum of ``x`` over the devices (or ``vmap`` elements) along ``axis_name``."""
+    return _reduce(pmin_p, x, axis_name)
 
 
 def pmean(x: Any, axis_name: AxisName) -> Any:
@@ -262,6 +331,14 @@ def _all_gather_batching(n: int, vals: list[Any], dims: list[Dim], *, axes: tupl
                          dimension: int) -> tuple[Any, Dim]:
     d = dims[0]
     assert d is not None
+    named = [a for a in axes if _processing(a)]
+    if named:
+        if len(named) != len(axes):
+            raise NotImplementedError("all_gather over a vmap axis and mesh axes together")
+        x = moveaxis(vals[0], d, dimension)  # the batch axis becomes the gathered blocks
+        shape = list(x.shape)
+        shape[dimension : dimension + 2] = [shape[dimension] * shape[dimension + 1]]
+        return reshape(x, tuple(shape)), None
     return all_gather_p.bind(vals[0], axes=axes, axis_size=axis_size, dimension=dimension + (d <= dimension)), d
 
 
@@ -310,6 +387,8 @@ def _psum_scatter_transpose(ct: Any, x: UndefinedPrimal, *, axes: tuple[str, ...
 @batching_rules.register(psum_scatter_p)
 def _psum_scatter_batching(n: int, vals: list[Any], dims: list[Dim], *, axes: tuple[str, ...], axis_size: int,
                            dimension: int) -> tuple[Any, Dim]:
+    if any(_processing(a) for a in axes):
+        raise NotImplementedError("psum_scatter over a vmap axis")
     d = dims[0]
     assert d is not None
     return psum_scatter_p.bind(vals[0], axes=axes, axis_size=axis_size, dimension=dimension + (d <= dimension)), d
@@ -335,12 +414,21 @@ def all_gather(x: Any, axis_name: AxisName, *, axis: int = 0, tiled: bool = Fals
     axes = _names(axis_name)
     n = axis_size(axes)
 
+    def gather(v: Any, d: int) -> Any:
+        if _vmap_traces:
+            keep, unbatched = _split_vmap_axes(axes, v)
+            if unbatched > 1:  # the same value on every element of a vmap axis
+                if keep:
+                    raise NotImplementedError("all_gather over a vmap axis and mesh axes together")
+                return concatenate([v] * unbatched, d)
+        return all_gather_p.bind(v, axes=axes, axis_size=n, dimension=d)
+
     def one(v: Any) -> Any:
         ndim = np.ndim(v) if not isinstance(v, Array) else v.ndim
         if tiled:
-            return all_gather_p.bind(v, axes=axes, axis_size=n, dimension=axis % max(ndim, 1))
+            return gather(v, axis % max(ndim, 1))
         d = axis % (ndim + 1)
-        return all_gather_p.bind(expand_dims(v, (d,)), axes=axes, axis_size=n, dimension=d)
+        return gather(expand_dims(v, (d,)), d)
 
     return tree_util.tree_map(one, x)
 
@@ -415,6 +503,8 @@ def _all_to_all_transpose(ct: Any, x: UndefinedPrimal, *, axes: tuple[str, ...],
 @batching_rules.register(all_to_all_p)
 def _all_to_all_batching(n: int, vals: list[Any], dims: list[Dim], *, axes: tuple[str, ...], axis_size: int,
                          split_axis: int, concat_axis: int) -> tuple[Any, Dim]:
+    if any(_processing(a) for a in axes):
+        raise NotImplementedError("all_to_all over a vmap axis")
     d = dims[0]
     assert d is not None
     return all_to_all_p.bind(vals[0], axes=axes, axis_size=axis_size, split_axis=split_axis + (d <= split_axis),
@@ -495,6 +585,8 @@ def _ppermute_transpose(ct: Any, x: UndefinedPrimal, *, axes: tuple[str, ...],
 @batching_rules.register(ppermute_p)
 def _ppermute_batching(n: int, vals: list[Any], dims: list[Dim], *, axes: tuple[str, ...],
                        perm: tuple[tuple[int, int], ...]) -> tuple[Any, Dim]:
+    if any(_processing(a) for a in axes):
+        raise NotImplementedError("ppermute over a vmap axis")
     return ppermute_p.bind(vals[0], axes=axes, perm=perm), dims[0]
 
 
@@ -577,5 +669,13 @@ def axis_index(axis_name: AxisName) -> Array:
     """This device's index along ``axis_name`` (an int32 scalar)."""
     axes = _names(axis_name)
     axis_size(axes)
+    traces = [_vmap_trace(a) for a in axes]
+    if any(t is not None for t in traces):
+        if len(axes) != 1:
+            raise NotImplementedError("axis_index over a vmap axis together with other axes")
+        trace = traces[0]
+        assert trace is not None
+        with set_current_trace(trace.parent):
+            return BatchTracer(trace, np.arange(trace.axis_size, dtype=np.int32), 0)
     out: Array = axis_index_p.bind(axes=axes)
     return out
