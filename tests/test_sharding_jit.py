@@ -66,6 +66,19 @@ def test_sharded_jit_matches_jax() -> None:
             r = fcore.jit(lambda x: x + 1, in_shardings=P("x"), out_shardings=P(None, "y"))(a)
         assert r.sharding == NamedSharding(mesh, P(None, "y"))
         np.testing.assert_array_equal(np.asarray(r), a + 1)
+        # ahead of time: the lowered text carries the shardings; the compiled program runs over the mesh
+        f = fcore.jit(mm, in_shardings=(xs, both(())[0]), out_shardings=both(("x", "y"))[0])
+        low = f.lower(a, b)
+        text = low.as_text()
+        assert 'sdy.mesh @mesh = <["x"=2, "y"=2]>' in text and "mhlo.num_partitions = 4" in text, text
+        assert '#sdy.sharding<@mesh, [{"x"}, {}]>' in text and '#sdy.sharding<@mesh, [{"x"}, {"y"}]>' in text, text
+        comp = low.compile()
+        r = comp(a, b)
+        np.testing.assert_allclose(np.asarray(r), a @ b, rtol=1e-5)
+        assert r.sharding == both(("x", "y"))[0] and comp.output_shardings == both(("x", "y"))[0]
+        sm = fcore.jit(fcore.shard_map(lambda v: lax.psum(v, "x"), mesh=mesh, in_specs=P("x"), out_specs=P()))
+        assert "sdy.manual_computation" in sm.lower(a).as_text()
+        np.testing.assert_allclose(np.asarray(sm.lower(a).compile()(a)), a.reshape(2, 4, 4).sum(0), rtol=1e-6)
         # grad through a sharded jit
         g = fcore.jit(fcore.grad(lambda w, x: (fnp.tanh(x @ w) ** 2).sum()), in_shardings=(both(())[0], xs))(b, a)
         jg = jax.jit(jax.grad(lambda w, x: (jnp.tanh(x @ w) ** 2).sum()), in_shardings=(both(())[1], jxs))(b, a)

@@ -33,6 +33,7 @@ from fcore.interpreters.trace import Tracer
 from fcore.ir.avals import ShapedArray
 from fcore.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, resolve_spec
 from fcore.api.spmd import SpmdLaunch, jaxpr_mesh, spmd_launch
+from fcore.api.spmd_stages import SpmdLowered
 from fcore.backend.sharded import ShardedBuffer
 from fcore.lax.call import bind_jit, clear_executable_cache, hoist_consts, to_device
 
@@ -302,7 +303,15 @@ class Jitted:
         return Traced(entry)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
-        return self.trace(*args, **kwargs).lower()
+        entry, flat = self._specialize(args, kwargs)
+        if self._sharded or _has_sharded(flat) or jaxpr_mesh(entry.hoisted.jaxpr) is not None:
+            def make_launch() -> SpmdLaunch:
+                launch = self._spmd_launch(entry, args, flat)
+                assert launch is not None
+                return launch
+
+            return SpmdLowered(entry, make_launch)
+        return Traced(entry).lower()
 
     def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
         """The results' shapes and dtypes (``ShapeDtypeStruct``s), without running anything."""

@@ -83,7 +83,7 @@ def _one_mesh(meshes: Sequence[Mesh]) -> Mesh | None:
 class SpmdLaunch:
     """A program compiled over a mesh, with each operand's and result's sharding."""
 
-    __slots__ = ("mesh", "exe", "in_shardings", "out_shardings", "outs", "consts")
+    __slots__ = ("mesh", "exe", "in_shardings", "out_shardings", "outs", "consts", "text")
 
     def __init__(
         self, closed: ClosedJaxpr, name: str, consts: Sequence[Any], mesh: Mesh,
@@ -98,6 +98,7 @@ class SpmdLaunch:
         arg_attrs = [_sdy_attr(s, a) for s, a in zip(in_shardings, in_avals)]
         res_attrs = ["" if s is None else _sdy_attr(s, a) for s, a in zip(out_shardings, out_avals)]
         text, _ = lower_module(closed, name, (), arg_attrs, res_attrs, mesh=(mesh.sdy_text(), mesh.size))
+        self.text = text
         try:
             exe = compile_spmd(text, mesh.flat_devices)
         except runtime.XlaCompileError as e:

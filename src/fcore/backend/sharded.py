@@ -219,7 +219,15 @@ class SpmdExecutable:
         return outs
 
     def as_text(self) -> str:
+        """The optimized, partitioned HLO module XLA runs on each device."""
         return self._exe.get_hlo_text()
+
+    def cost_analysis(self) -> dict[str, float]:
+        return {
+            k: float(v)
+            for k, v in self._exe.cost_analysis().items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool)
+        }
 
 
 def compile_spmd(text: str, devices: tuple[Device, ...]) -> SpmdExecutable:
