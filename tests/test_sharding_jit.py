@@ -79,6 +79,12 @@ def test_sharded_jit_matches_jax() -> None:
         sm = fcore.jit(fcore.shard_map(lambda v: lax.psum(v, "x"), mesh=mesh, in_specs=P("x"), out_specs=P()))
         assert "sdy.manual_computation" in sm.lower(a).as_text()
         np.testing.assert_allclose(np.asarray(sm.lower(a).compile()(a)), a.reshape(2, 4, 4).sum(0), rtol=1e-6)
+        # differentiating a jitted program over a mesh runs its derivative programs over the mesh too
+        sm_loss = fcore.jit(fcore.shard_map(lambda v: lax.psum((v ** 2).sum(), "x"), mesh=mesh, in_specs=P("x"),
+                                            out_specs=P()))
+        np.testing.assert_allclose(np.asarray(fcore.grad(sm_loss)(a)), 2 * a, rtol=1e-6)
+        v, g = fcore.value_and_grad(fcore.jit(lambda u: (lax.with_sharding_constraint(u, xs) ** 3).sum()))(a)
+        np.testing.assert_allclose(np.asarray(g), 3 * a ** 2, rtol=1e-5)
         # grad through a sharded jit
         g = fcore.jit(fcore.grad(lambda w, x: (fnp.tanh(x @ w) ** 2).sum()), in_shardings=(both(())[0], xs))(b, a)
         jg = jax.jit(jax.grad(lambda w, x: (jnp.tanh(x @ w) ** 2).sum()), in_shardings=(both(())[1], jxs))(b, a)

@@ -23,7 +23,7 @@ from fcore.interpreters.eval import to_numpy_arg
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr, Jaxpr
 from fcore.ir.params import ParamValue
-from fcore.lax.call import CompileError
+from fcore.lax.call import CompileError, spmd_runner
 from fcore.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
 
 __all__ = ["SpmdLaunch", "jaxpr_mesh", "spmd_launch"]
@@ -223,3 +223,23 @@ def spmd_launch(
     launch = SpmdLaunch(closed, name, consts, mesh, full_in, full_out)
     cache[key] = launch
     return launch
+
+
+_eager_launches: dict[Jaxpr, dict[Any, SpmdLaunch]] = {}
+
+
+def _run_eager_call(closed: ClosedJaxpr, name: str, args: Sequence[Any]) -> list[ArrayImpl] | None:
+    """The ``jit`` primitive's eager impl over a mesh: for programs that name one, or
+    arguments that are sharded (None: the one-device path)."""
+    if jaxpr_mesh(closed.jaxpr) is None and not any(arg_sharding(a) is not None for a in args):
+        return None
+    cache = _eager_launches.get(closed.jaxpr)
+    if cache is None:
+        cache = {}
+        if len(_eager_launches) < 1024:
+            _eager_launches[closed.jaxpr] = cache
+    launch = spmd_launch(closed, name, (), args, [None] * len(args), None, cache)
+    return launch(args)
+
+
+spmd_runner[:] = [_run_eager_call]
