@@ -49,20 +49,21 @@ def _meshes(jaxpr: Jaxpr, found: list[Mesh]) -> None:
             _mesh_in(v, found)
 
 
-_jaxpr_meshes: dict[Jaxpr, Mesh | None] = {}
+#: By identity (hashing a jaxpr hashes its whole structure); the jaxpr is kept alive with its entry.
+_jaxpr_meshes: dict[int, tuple[Jaxpr, Mesh | None]] = {}
 
 
 def jaxpr_mesh(jaxpr: Jaxpr) -> Mesh | None:
     """The mesh a jaxpr's equations name (sharding constraints, ``shard_map``), if any."""
-    try:
-        return _jaxpr_meshes[jaxpr]
-    except KeyError:
-        pass
+    hit = _jaxpr_meshes.get(id(jaxpr))
+    if hit is not None and hit[0] is jaxpr:
+        return hit[1]
     found: list[Mesh] = []
     _meshes(jaxpr, found)
     mesh = _one_mesh(found)
-    if len(_jaxpr_meshes) < 4096:
-        _jaxpr_meshes[jaxpr] = mesh
+    if len(_jaxpr_meshes) >= 4096:
+        _jaxpr_meshes.clear()
+    _jaxpr_meshes[id(jaxpr)] = (jaxpr, mesh)
     return mesh
 
 
