@@ -198,7 +198,7 @@ def get_abstract_mesh() -> Mesh | None:
 
 
 def use_mesh(mesh: Mesh) -> Mesh:
-    """``with use_mesh(mesh):`` sets the mesh that bare ``PartitionSpec``s refer to."""
+    """The mesh that bare partition specs refer to inside a ``with`` block (the mesh itself)."""
     return mesh
 
 

@@ -242,7 +242,7 @@ def shard_map(
     """Map ``f`` over the blocks of its arguments on ``mesh``'s devices.
 
     ``in_specs`` (a prefix of the positional arguments) and ``out_specs`` (a prefix of the
-    results) are ``PartitionSpec``s: dimension ``i`` of a value is split over the mesh axes
+    results) are ``PartitionSpec`` objects: dimension ``i`` of a value is split over the mesh axes
     ``spec[i]``; values are replicated over axes their spec leaves out. Without ``f``,
     returns a decorator. ``check_vma`` / ``check_rep`` are accepted; replication is not checked.
     """
