@@ -288,7 +288,7 @@ class SingleDeviceSharding(Sharding, ParamStruct):
 class NamedSharding(Sharding, ParamStruct):
     """Array dimension ``i`` split over the mesh axes ``spec[i]``, replicated over the rest."""
 
-    __slots__ = ("mesh", "spec", "_dims")
+    __slots__ = ("mesh", "spec", "_key", "_hash")
 
     def __init__(self, mesh: Mesh, spec: PartitionSpec | Sequence[SpecEntry] = PartitionSpec(), *,
                  memory_kind: str | None = None) -> None:
@@ -297,6 +297,12 @@ class NamedSharding(Sharding, ParamStruct):
         self.mesh = mesh
         self.spec = spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec)
         self._check_spec()
+        # The spec without trailing replicated dimensions: P("x") and P("x", None) are one layout.
+        key = list(self.spec._normalized(len(self.spec)))
+        while key and not key[-1]:
+            key.pop()
+        self._key = tuple(key)
+        self._hash = hash((mesh, self._key))
 
     def _check_spec(self) -> None:
         seen: set[str] = set()
@@ -369,18 +375,14 @@ class NamedSharding(Sharding, ParamStruct):
         return _indices_from_tiles(self.tiles(len(global_shape)), global_shape, self.mesh.flat_devices)
 
     def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
         if not isinstance(other, NamedSharding):
             return False
-        if self.mesh != other.mesh:
-            return False
-        n = max(len(self.spec), len(other.spec))
-        return self.spec._normalized(n) == other.spec._normalized(n)
+        return self._hash == other._hash and self._key == other._key and self.mesh == other.mesh
 
     def __hash__(self) -> int:
-        spec = list(self.spec._normalized(len(self.spec)))
-        while spec and not spec[-1]:
-            spec.pop()
-        return hash((self.mesh, tuple(spec)))
+        return self._hash
 
     def __repr__(self) -> str:
         return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"

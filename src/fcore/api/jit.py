@@ -100,6 +100,9 @@ class Jitted:
         self._positional = not (spec.static_argnums or spec.donate_argnums or spec.donate_argnames or self._sharded)
         self._caches = _TraceCache() if self._sharded else _trace_cache(fun, spec)
         self._spmd: weakref.WeakKeyDictionary[Specialization, dict[Any, SpmdLaunch]] = weakref.WeakKeyDictionary()
+        self._spmd_asked: weakref.WeakKeyDictionary[Specialization, tuple[list[Any], list[Any] | None]] = (
+            weakref.WeakKeyDictionary()
+        )
         self._cache = self._caches.entries
         self._fast = self._caches.fast
 
@@ -270,13 +273,21 @@ class Jitted:
         """The launch over a mesh, when shardings are involved (None: the one-device path)."""
         if not self._sharded and not _has_sharded(flat) and jaxpr_mesh(entry.hoisted.jaxpr) is None:
             return None
-        in_flat = self._flat_in_shardings(args, len(flat))
-        out_flat = None
-        if self.out_shardings is not None:
-            dummy = entry.out_tree.unflatten([0] * entry.out_tree.num_leaves)
-            out_flat = [_resolve(s) for s in tree_util.broadcast_prefix(self.out_shardings, dummy, is_leaf=_is_sharding_leaf)]
-        cache = self._spmd.setdefault(entry, {})
-        return spmd_launch(entry.hoisted, self.name, entry.consts, flat, in_flat, out_flat, cache)
+        cache = self._spmd.get(entry)
+        if cache is None:
+            cache = self._spmd[entry] = {}
+        # The flat shardings asked for depend only on the specialization (its trees).
+        asked = self._spmd_asked.get(entry)
+        if asked is None:
+            in_flat = self._flat_in_shardings(args, len(flat))
+            out_flat = None
+            if self.out_shardings is not None:
+                dummy = entry.out_tree.unflatten([0] * entry.out_tree.num_leaves)
+                out_flat = [
+                    _resolve(s) for s in tree_util.broadcast_prefix(self.out_shardings, dummy, is_leaf=_is_sharding_leaf)
+                ]
+            asked = self._spmd_asked[entry] = (in_flat, out_flat)
+        return spmd_launch(entry.hoisted, self.name, entry.consts, flat, asked[0], asked[1], cache)
 
     def _flat_in_shardings(self, args: tuple[Any, ...], n_flat: int) -> list[Any]:
         if self.in_shardings is None:

@@ -84,7 +84,7 @@ def _one_mesh(meshes: Sequence[Mesh]) -> Mesh | None:
 class SpmdLaunch:
     """A program compiled over a mesh, with each operand's and result's sharding."""
 
-    __slots__ = ("mesh", "exe", "in_shardings", "out_shardings", "outs", "consts", "text")
+    __slots__ = ("mesh", "exe", "in_shardings", "arg_shardings", "out_shardings", "outs", "consts", "text")
 
     def __init__(
         self, closed: ClosedJaxpr, name: str, consts: Sequence[Any], mesh: Mesh,
@@ -115,18 +115,20 @@ class SpmdLaunch:
         self.mesh = mesh
         self.exe = exe
         self.in_shardings = list(in_shardings)
-        self.outs = [(a.weak_type, a, s.sdy(a.ndim)) for a, s in zip(out_avals, self.out_shardings)]
+        self.outs = [
+            (a.weak_type, a, np.dtype(a.dtype), s.sdy(a.ndim), s) for a, s in zip(out_avals, self.out_shardings)
+        ]
         n = len(consts)
         self.consts = [_place(c, s) for c, s in zip(consts, self.in_shardings[:n])]
+        self.arg_shardings = self.in_shardings[n:]
 
     def __call__(self, args: Sequence[Any]) -> list[ArrayImpl]:
-        n = len(self.consts)
-        raw = [*self.consts, *[_place(a, s) for a, s in zip(args, self.in_shardings[n:])]]
+        raw = [*self.consts, *map(_place, args, self.arg_shardings)]
         outs = self.exe.run(raw)
         devices = self.mesh.flat_devices
         return [
-            ArrayImpl(None, w, ShardedBuffer(o, a.shape, np.dtype(a.dtype), devices, sdy, s), a)
-            for o, (w, a, sdy), s in zip(outs, self.outs, self.out_shardings)
+            ArrayImpl(None, w, ShardedBuffer(o, a.shape, dt, devices, sdy, s), a)
+            for o, (w, a, dt, sdy, s) in zip(outs, self.outs)
         ]
 
 
@@ -174,8 +176,8 @@ def _place(x: Any, sharding: NamedSharding) -> runtime.RawArray:
     """``x`` as a jaxlib array laid out as ``sharding`` (moved through the host if needed)."""
     if type(x) is ArrayImpl:
         buf = x._device
-        if type(buf) is ShardedBuffer and buf.sharding == sharding:
-            return buf.raw_array()
+        if type(buf) is ShardedBuffer and (buf.sharding is sharding or buf.sharding == sharding):
+            return buf._sharded
         host = x.host()
     else:
         host, _ = to_numpy_arg(x)
