@@ -54,7 +54,7 @@ from fcore.lax.gather_scatter import (
     scatter_sub as scatter_sub,
 )
 from fcore.lax.control_flow import (
-    cond as cond, fori_loop as fori_loop, scan as scan, switch as switch, while_loop as while_loop,
+    cond as cond, fori_loop as fori_loop, map as map, scan as scan, switch as switch, while_loop as while_loop,
 )
 from fcore.lax.sorting import sort as sort, sort_key_val as sort_key_val, top_k as top_k
 from fcore.lax.special import (
@@ -137,4 +137,19 @@ from fcore.lax.parallel import (
     axis_index as axis_index, axis_index_p as axis_index_p, axis_size as axis_size, pmax as pmax, pmax_p as pmax_p,
     pmean as pmean, pmin as pmin, pmin_p as pmin_p, ppermute as ppermute, ppermute_p as ppermute_p, psum as psum,
     psum_p as psum_p, psum_scatter as psum_scatter, psum_scatter_p as psum_scatter_p,
+)
+from fcore.lax.convolution import (
+    ConvDimensionNumbers as ConvDimensionNumbers,
+    ConvGeneralDilatedDimensionNumbers as ConvGeneralDilatedDimensionNumbers, conv as conv, conv_dimension_numbers as conv_dimension_numbers,
+    conv_general_dilated as conv_general_dilated, conv_general_dilated_p as conv_general_dilated_p,
+    conv_transpose as conv_transpose, conv_with_general_padding as conv_with_general_padding,
+    padtype_to_pads as padtype_to_pads, conv_general_dilated_patches as conv_general_dilated_patches,
+    conv_general_shape_tuple as conv_general_shape_tuple, conv_shape_tuple as conv_shape_tuple,
+    conv_transpose_shape_tuple as conv_transpose_shape_tuple, conv_general_permutations as conv_general_permutations,
+)
+from fcore.lax.windowed_reductions import (
+    reduce_window as reduce_window, reduce_window_max_p as reduce_window_max_p,
+    reduce_window_min_p as reduce_window_min_p, reduce_window_p as reduce_window_p,
+    reduce_window_shape_tuple as reduce_window_shape_tuple, reduce_window_sum_p as reduce_window_sum_p,
+    select_and_gather_add_p as select_and_gather_add_p, select_and_scatter_add_p as select_and_scatter_add_p,
 )
