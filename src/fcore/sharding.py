@@ -407,7 +407,7 @@ def _indices_from_tiles(
 def named_sharding_from_xla(mesh: Mesh, proto: Any, shape: tuple[int, ...]) -> NamedSharding:
     """The ``NamedSharding`` on ``mesh`` with the layout XLA chose (``proto``: an OpSharding),
     found by matching each device's slice against the specs that could produce it."""
-    tiles, _ = tile_assignment(proto, len(shape), mesh.size)
+    tiles = tile_assignment(proto, len(shape), mesh.size)
     want = _indices_from_tiles(tiles, shape, mesh.flat_devices)
     for spec in _candidate_specs(mesh.axis_names, len(shape)):
         s = NamedSharding(mesh, spec)

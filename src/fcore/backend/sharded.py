@@ -23,7 +23,7 @@ import numpy.typing as npt
 from jaxlib import xla_client as xc
 
 from fcore.backend import runtime
-from fcore.backend.runtime import Device, DeviceBuffer, XlaCompileError, XlaRuntimeError
+from fcore.backend.runtime import Device, XlaCompileError, XlaRuntimeError
 
 __all__ = [
     "ShardedBuffer",
@@ -61,12 +61,13 @@ def hlo_sharding(tiles: npt.NDArray[np.int64], replicate_last: bool) -> xc.HloSh
     return xc.HloSharding.from_proto(op)
 
 
-def tile_assignment(proto: xc.OpSharding, ndim: int, num_devices: int) -> tuple[npt.NDArray[np.int64], bool]:
-    """The inverse of :func:`hlo_sharding` for a sharding XLA chose (iota or explicit form);
-    a replicated sharding is ``ones(ndim) + [num_devices]`` replicas."""
+def tile_assignment(proto: xc.OpSharding, ndim: int, num_devices: int) -> npt.NDArray[np.int64]:
+    """The inverse of :func:`hlo_sharding` for a sharding XLA chose (iota or explicit form),
+    always with a last axis of replicas (of size 1 where there are none); a replicated
+    sharding is ``ones(ndim) + [num_devices]``."""
     kind = proto.type
     if kind == xc.OpSharding.Type.REPLICATED or kind == xc.OpSharding.Type.MAXIMAL:
-        return np.arange(num_devices).reshape((1,) * ndim + (num_devices,)), True
+        return np.arange(num_devices).reshape((1,) * ndim + (num_devices,))
     if kind != xc.OpSharding.Type.OTHER:
         raise NotImplementedError(f"XLA chose a sharding fcore cannot represent: {xc.HloSharding.from_proto(proto)}")
     dims = [int(d) for d in proto.tile_assignment_dimensions]
@@ -84,7 +85,7 @@ def tile_assignment(proto: xc.OpSharding, ndim: int, num_devices: int) -> tuple[
         replicate_last = True
     if not replicate_last:
         tiles = tiles.reshape(tiles.shape + (1,))
-    return tiles, True  # always with a (possibly size-1) replica axis
+    return tiles
 
 
 class SdySharding:
