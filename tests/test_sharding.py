@@ -80,6 +80,10 @@ def test_shardings_and_sharded_arrays_match_jax() -> None:
         d = fcore.make_array_from_process_local_data(s, x)
         assert d.shape == x.shape and d.sharding == s
         np.testing.assert_array_equal(np.asarray(d), x)
+        # a tree of shardings for a tree of values
+        t = fcore.device_put({"a": x, "b": (x, x)}, {"a": NamedSharding(mesh, P("x")), "b": NamedSharding(mesh, P())})
+        assert t["a"].sharding.spec == P("x") and t["b"][1].sharding.spec == P()
+        np.testing.assert_array_equal(np.asarray(t["b"][0]), x)
         one = fcore.sharding.SingleDeviceSharding(fcore.devices()[2])
         b = fcore.device_put(x, one)
         assert b.devices() == {fcore.devices()[2]} and b.sharding == one

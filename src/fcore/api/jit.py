@@ -415,9 +415,10 @@ def _check_callable(fun: object) -> None:
         raise TypeError(f"Expected a function, got a generator function: {fun}")
 
 
-def device_put(x: Any, device: runtime.Device | Sharding | None = None) -> Any:
+def device_put(x: Any, device: Any = None) -> Any:
     """Put every array leaf of ``x`` on ``device`` (default: the first device), or lay it
-    out as the ``fcore.sharding`` sharding ``device`` says.
+    out as the ``fcore.sharding`` sharding ``device`` says (a sharding, or a tree of them
+    that is a prefix of ``x``).
 
     An fcore array already there is returned as is; Python scalars stay weakly typed.
     Under a transformation, traced values pass through unchanged.
@@ -425,6 +426,10 @@ def device_put(x: Any, device: runtime.Device | Sharding | None = None) -> Any:
     if isinstance(device, Sharding):
         sharding = device
         return tree_util.tree_map(lambda leaf: leaf if isinstance(leaf, Tracer) else to_sharding(leaf, sharding), x)
+    if device is not None and not isinstance(device, runtime.Device):
+        shardings = tree_util.broadcast_prefix(device, x, is_leaf=lambda s: s is None or isinstance(s, Sharding))
+        leaves, tree = tree_util.tree_flatten(x)
+        return tree.unflatten([device_put(leaf, s) for leaf, s in zip(leaves, shardings)])
 
     def put(leaf: Any) -> Any:
         if isinstance(leaf, Tracer):
