@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -46,37 +47,46 @@ AxisName = str | tuple[str, ...]
 # -----------------------------------------------------------------------------------------
 # The axis environment: names bound by the enclosing maps while their bodies are traced
 # -----------------------------------------------------------------------------------------
-_env: list[dict[str, int]] = []
+class _Bound(threading.local):
+    """The names bound while this thread traces a map's body (as jax's trace state, per thread)."""
+
+    def __init__(self) -> None:
+        self.env: list[dict[str, int]] = []
+        #: ``vmap(..., axis_name=name)`` traces, innermost last per name: a collective over
+        #: ``name`` reduces over that vmap's batch axis (in the batching rules, or directly for
+        #: values not batched along it).
+        self.vmap_traces: dict[str, list[BatchTrace]] = {}
+
+
+_bound = _Bound()
 
 
 @contextlib.contextmanager
 def axis_env(sizes: dict[str, int]) -> Iterator[None]:
     """Bind the axis names ``sizes`` (name -> size) while tracing a map's body."""
-    _env.append(dict(sizes))
+    _bound.env.append(dict(sizes))
     try:
         yield
     finally:
-        _env.pop()
-
-
-#: ``vmap(..., axis_name=name)`` traces, innermost last per name: a collective over ``name``
-#: reduces over that vmap's batch axis (in the batching rules, or directly for unbatched values).
-_vmap_traces: dict[str, list[BatchTrace]] = {}
+        _bound.env.pop()
 
 
 @contextlib.contextmanager
 def vmap_axis(name: str, size: int, trace: BatchTrace) -> Iterator[None]:
     """Bind ``name`` to the batch axis of ``trace`` (a ``vmap`` with ``axis_name``)."""
-    _vmap_traces.setdefault(name, []).append(trace)
+    traces = _bound.vmap_traces.setdefault(name, [])
+    traces.append(trace)
     try:
         with axis_env({name: size}):
             yield
     finally:
-        _vmap_traces[name].pop()
+        traces.pop()
+        if not traces:
+            del _bound.vmap_traces[name]
 
 
 def _vmap_trace(name: str) -> BatchTrace | None:
-    traces = _vmap_traces.get(name)
+    traces = _bound.vmap_traces.get(name)
     return traces[-1] if traces else None
 
 
@@ -116,7 +126,7 @@ def _names(axis_name: AxisName) -> tuple[str, ...]:
 def axis_size(axis_name: AxisName) -> int:
     """The number of devices along the named axes (``NameError`` where none is bound)."""
     bound: dict[str, int] = {}
-    for frame in _env:
+    for frame in _bound.env:
         bound.update(frame)
     n = 1
     for a in _names(axis_name):
@@ -252,7 +262,7 @@ def _reduce(p: Primitive[Any], x: Any, axis_name: AxisName) -> Any:
     axis_size(axes)
 
     def one(v: Any) -> Any:
-        keep, unbatched = _split_vmap_axes(axes, v) if _vmap_traces else (axes, 1)
+        keep, unbatched = _split_vmap_axes(axes, v) if _bound.vmap_traces else (axes, 1)
         if unbatched > 1 and p is psum_p:  # the same value on every element of a vmap axis
             v = v * unbatched
         return p.bind(v, axes=keep) if keep else v
@@ -415,7 +425,7 @@ def all_gather(x: Any, axis_name: AxisName, *, axis: int = 0, tiled: bool = Fals
     n = axis_size(axes)
 
     def gather(v: Any, d: int) -> Any:
-        if _vmap_traces:
+        if _bound.vmap_traces:
             keep, unbatched = _split_vmap_axes(axes, v)
             if unbatched > 1:  # the same value on every element of a vmap axis
                 if keep:
