@@ -66,6 +66,13 @@ def test_sharded_jit_matches_jax() -> None:
             r = fcore.jit(lambda x: x + 1, in_shardings=P("x"), out_shardings=P(None, "y"))(a)
         assert r.sharding == NamedSharding(mesh, P(None, "y"))
         np.testing.assert_array_equal(np.asarray(r), a + 1)
+        with fcore.set_mesh(mesh):  # as jax.set_mesh: for the block, or (without `with`) from now on
+            assert fcore.sharding.get_abstract_mesh() is mesh
+            r = fcore.jit(lambda x: x * 2, out_shardings=fcore.P("x"))(a)
+        assert fcore.sharding.get_abstract_mesh() is None and r.sharding == NamedSharding(mesh, P("x"))
+        fcore.set_mesh(mesh)
+        assert fcore.sharding.get_mesh() is mesh
+        fcore.set_mesh(None)
         # ahead of time: the lowered text carries the shardings; the compiled program runs over the mesh
         f = fcore.jit(mm, in_shardings=(xs, both(())[0]), out_shardings=both(("x", "y"))[0])
         low = f.lower(a, b)

@@ -12,7 +12,9 @@ behaves as ``AxisType.Auto``.
 from __future__ import annotations
 
 import enum
+import itertools
 import math
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, Union
 
@@ -28,12 +30,14 @@ __all__ = [
     "IndivisibleError",
     "Mesh",
     "NamedSharding",
+    "P",
     "PartitionSpec",
     "Sharding",
     "SingleDeviceSharding",
     "get_abstract_mesh",
+    "get_mesh",
+    "make_mesh",
     "set_mesh",
-    "use_mesh",
 ]
 
 Device = runtime.Device
@@ -182,29 +186,57 @@ class Mesh(ParamStruct):
         return f"Mesh({shape}, axis_types=({types}{',' if len(self.axis_types) == 1 else ''}))"
 
     def __enter__(self) -> Mesh:
-        _mesh_stack.append(self)
+        _current.stack.append(_current.mesh)
+        _current.mesh = self
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _mesh_stack.pop()
+        _current.mesh = _current.stack.pop()
 
 
-_mesh_stack: list[Mesh] = []
+class _CurrentMesh(threading.local):
+    """The mesh that bare ``PartitionSpec`` s refer to, per thread (``set_mesh``, ``with mesh:``)."""
+
+    def __init__(self) -> None:
+        self.mesh: Mesh | None = None
+        self.stack: list[Mesh | None] = []
+
+
+_current = _CurrentMesh()
 
 
 def get_abstract_mesh() -> Mesh | None:
-    """The mesh of the innermost ``with mesh:`` / ``use_mesh`` block, or None."""
-    return _mesh_stack[-1] if _mesh_stack else None
+    """The mesh set by ``set_mesh`` or the innermost ``with mesh:`` block, or None."""
+    return _current.mesh
 
 
-def use_mesh(mesh: Mesh) -> Mesh:
-    """The mesh that bare partition specs refer to inside a ``with`` block (the mesh itself)."""
-    return mesh
+def get_mesh() -> Mesh | None:
+    """As ``get_abstract_mesh`` (fcore's meshes are always concrete)."""
+    return _current.mesh
 
 
-def set_mesh(mesh: Mesh) -> Mesh:
-    """As ``use_mesh`` (JAX's newer name)."""
-    return mesh
+class _MeshSetting:
+    """What ``set_mesh`` returns: the mesh is already set; a ``with`` block restores the previous one."""
+
+    __slots__ = ("_previous",)
+
+    def __init__(self, mesh: Mesh | None) -> None:
+        self._previous = _current.mesh
+        _current.mesh = mesh
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        _current.mesh = self._previous
+
+
+def set_mesh(mesh: Mesh | None) -> _MeshSetting:
+    """Set the mesh that bare ``PartitionSpec`` s refer to (this thread): for the rest of the
+    program, or, used as ``with set_mesh(mesh):``, for the block (as ``jax.set_mesh``)."""
+    if mesh is not None and not isinstance(mesh, Mesh):
+        raise TypeError(f"set_mesh requires a Mesh or None, got {type(mesh).__name__}")
+    return _MeshSetting(mesh)
 
 
 class Sharding:
@@ -421,8 +453,6 @@ def named_sharding_from_xla(mesh: Mesh, proto: Any, shape: tuple[int, ...]) -> N
 
 def _candidate_specs(names: tuple[str, ...], ndim: int) -> Iterator[PartitionSpec]:
     """Specs from the fewest sharded axes up (so the replicated spec comes first)."""
-    import itertools
-
     for k in range(len(names) + 1):
         for axes in itertools.permutations(names, k):
             for dims in itertools.product(range(ndim), repeat=k):
