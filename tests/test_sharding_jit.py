@@ -68,7 +68,7 @@ def test_sharded_jit_matches_jax() -> None:
         np.testing.assert_array_equal(np.asarray(r), a + 1)
         with fcore.set_mesh(mesh):  # as jax.set_mesh: for the block, or (without `with`) from now on
             assert fcore.sharding.get_abstract_mesh() is mesh
-            r = fcore.jit(lambda x: x * 2, out_shardings=fcore.P("x"))(a)
+            r = fcore.jit(lambda x: x * 2, out_shardings=P("x"))(a)
         assert fcore.sharding.get_abstract_mesh() is None and r.sharding == NamedSharding(mesh, P("x"))
         fcore.set_mesh(mesh)
         assert fcore.sharding.get_mesh() is mesh

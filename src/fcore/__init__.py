@@ -52,7 +52,7 @@ from fcore.api.devices import (
     process_index as process_index,
 )
 from fcore import sharding as sharding
-from fcore.sharding import P as P, make_mesh as make_mesh, set_mesh as set_mesh
+from fcore.sharding import make_mesh as make_mesh, set_mesh as set_mesh
 from fcore.api.shard_map import shard_map as shard_map
 from fcore.api.pmap import pmap as pmap
 from fcore.api.placement import (
