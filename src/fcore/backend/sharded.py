@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 from jaxlib import xla_client as xc
 
-from fcore.backend import runtime
+from fcore.backend import host_callback, runtime
 from fcore.backend.runtime import Device, XlaCompileError, XlaRuntimeError
 
 __all__ = [
@@ -233,6 +233,13 @@ class SpmdExecutable:
 
 def compile_spmd(text: str, devices: tuple[Device, ...]) -> SpmdExecutable:
     """Compile a StableHLO module annotated for Shardy over ``devices`` (one partition each)."""
+    if host_callback.has_callbacks(text):
+        # jaxlib needs the callables with the module object; fcore does not hand them over for
+        # SPMD programs yet, and XLA then crashes the process: refuse before it sees the program.
+        raise NotImplementedError(
+            "Python callbacks (debug.print, pure_callback, io_callback) in a program over several devices "
+            "are not supported yet"
+        )
     client = runtime._get_client()
     opts = xc.CompileOptions()
     opts.num_replicas = 1
