@@ -92,6 +92,13 @@ def test_sharded_jit_matches_jax() -> None:
         np.testing.assert_allclose(np.asarray(fcore.grad(sm_loss)(a)), 2 * a, rtol=1e-6)
         v, g = fcore.value_and_grad(fcore.jit(lambda u: (lax.with_sharding_constraint(u, xs) ** 3).sum()))(a)
         np.testing.assert_allclose(np.asarray(g), 3 * a ** 2, rtol=1e-5)
+        # a program with a host callback and sharded arguments runs on one device (gathered)
+        def printing(u):
+            fcore.debug.print("total {}", u.sum())
+            return u * 2
+        pf = fcore.jit(printing)
+        for _ in range(2):
+            np.testing.assert_array_equal(np.asarray(pf(sa)), a * 2)
         # grad through a sharded jit
         g = fcore.jit(fcore.grad(lambda w, x: (fnp.tanh(x @ w) ** 2).sum()), in_shardings=(both(())[0], xs))(b, a)
         jg = jax.jit(jax.grad(lambda w, x: (jnp.tanh(x @ w) ** 2).sum()), in_shardings=(both(())[1], jxs))(b, a)

@@ -100,6 +100,7 @@ class Jitted:
         self._positional = not (spec.static_argnums or spec.donate_argnums or spec.donate_argnames or self._sharded)
         self._caches = _TraceCache() if self._sharded else _trace_cache(fun, spec)
         self._spmd: weakref.WeakKeyDictionary[Specialization, dict[Any, SpmdLaunch]] = weakref.WeakKeyDictionary()
+        self._one_device: weakref.WeakSet[Specialization] = weakref.WeakSet()
         self._spmd_asked: weakref.WeakKeyDictionary[Specialization, tuple[list[Any], list[Any] | None]] = (
             weakref.WeakKeyDictionary()
         )
@@ -273,8 +274,18 @@ class Jitted:
 
     def _spmd_launch(self, entry: Specialization, args: tuple[Any, ...], flat: Sequence[Any]) -> SpmdLaunch | None:
         """The launch over a mesh, when shardings are involved (None: the one-device path)."""
-        if not self._sharded and not _has_sharded(flat) and jaxpr_mesh(entry.hoisted.jaxpr) is None:
+        named = self._sharded or jaxpr_mesh(entry.hoisted.jaxpr) is not None
+        if not named and (not _has_sharded(flat) or entry in self._one_device):
             return None
+        try:
+            return self._spmd_launch_for(entry, args, flat)
+        except NotImplementedError:
+            if named:
+                raise
+            self._one_device.add(entry)  # e.g. host callbacks: sharded arguments are gathered instead
+            return None
+
+    def _spmd_launch_for(self, entry: Specialization, args: tuple[Any, ...], flat: Sequence[Any]) -> SpmdLaunch:
         cache = self._spmd.get(entry)
         if cache is None:
             cache = self._spmd[entry] = {}

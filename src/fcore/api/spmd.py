@@ -234,14 +234,20 @@ _eager_launches: dict[Jaxpr, dict[Any, SpmdLaunch]] = {}
 def _run_eager_call(closed: ClosedJaxpr, name: str, args: Sequence[Any]) -> list[ArrayImpl] | None:
     """The ``jit`` primitive's eager impl over a mesh: for programs that name one, or
     arguments that are sharded (None: the one-device path)."""
-    if jaxpr_mesh(closed.jaxpr) is None and not any(arg_sharding(a) is not None for a in args):
+    named = jaxpr_mesh(closed.jaxpr) is not None
+    if not named and not any(arg_sharding(a) is not None for a in args):
         return None
     cache = _eager_launches.get(closed.jaxpr)
     if cache is None:
         cache = {}
         if len(_eager_launches) < 1024:
             _eager_launches[closed.jaxpr] = cache
-    launch = spmd_launch(closed, name, (), args, [None] * len(args), None, cache)
+    try:
+        launch = spmd_launch(closed, name, (), args, [None] * len(args), None, cache)
+    except NotImplementedError:
+        if named:
+            raise
+        return None  # e.g. host callbacks: sharded arguments are gathered onto one device instead
     return launch(args)
 
 
