@@ -41,9 +41,25 @@ from fcore.api.jit import (
     block_until_ready as block_until_ready,
     clear_caches as clear_caches,
     device_put as device_put,
-    devices as devices,
     jit as jit,
 )
+from fcore.api.devices import (
+    device_count as device_count,
+    devices as devices,
+    local_device_count as local_device_count,
+    local_devices as local_devices,
+    process_count as process_count,
+    process_index as process_index,
+)
+from fcore import sharding as sharding
+from fcore.sharding import make_mesh as make_mesh, set_mesh as set_mesh
+from fcore.api.shard_map import shard_map as shard_map
+from fcore.api.pmap import pmap as pmap
+from fcore.api.placement import (
+    make_array_from_callback as make_array_from_callback,
+    make_array_from_process_local_data as make_array_from_process_local_data,
+)
+from fcore import distributed as distributed
 from fcore import numpy as numpy  # also installs the Array operators and methods
 from fcore import dtypes as dtypes
 from fcore.dtypes import float0 as float0

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Literal
 
@@ -78,8 +78,14 @@ _ALIASES = {
     "jax_enable_x64": "enable_x64",
     "jax_numpy_dtype_promotion": "numpy_dtype_promotion",
     "fcore_verify": "verify",
+    "jax_num_cpu_devices": "num_cpu_devices",
     "jax_disable_jit": "disable_jit",
 }
+
+#: Called with the new value of ``num_cpu_devices`` (installed by ``fcore.backend``, which
+#: refuses a change once the client exists, as jax does).
+_num_cpu_devices_hook: list["Callable[[int], None]"] = []
+_num_cpu_devices_value: list[int] = [-1]
 
 
 class Config:
@@ -87,9 +93,10 @@ class Config:
 
     Names: ``enable_x64`` (alias ``jax_enable_x64``), ``numpy_dtype_promotion`` (alias
     ``jax_numpy_dtype_promotion``), ``disable_jit`` (alias ``jax_disable_jit``), ``verify``
-    (alias ``fcore_verify``). An update of a JAX setting is process-wide (a ``with`` block of
-    the matching context manager still overrides it); ``verify`` is set for the current
-    context only.
+    (alias ``fcore_verify``), ``num_cpu_devices`` (alias ``jax_num_cpu_devices``: the CPU device
+    count, settable only before the first computation). An update of a JAX setting is
+    process-wide (a ``with`` block of the matching context manager still overrides it);
+    ``verify`` is set for the current context only.
     """
 
     def update(self, name: str, value: object) -> None:
@@ -102,10 +109,15 @@ class Config:
             _globals.disable_jit = bool(value)
         elif key == "verify":
             _verify.set(bool(value))  # context-local: see the module docstring
+        elif key == "num_cpu_devices":
+            n = int(value)  # type: ignore[call-overload]  # any int-like value, as jax
+            for hook in _num_cpu_devices_hook:
+                hook(n)
+            _num_cpu_devices_value[0] = n
         else:
             raise ValueError(f"unknown config option {name!r}")
 
-    def read(self, name: str) -> bool | str:
+    def read(self, name: str) -> bool | str | int:
         """The value in effect here (the context-local override, else the global value)."""
         key = _ALIASES.get(name, name)
         if key == "enable_x64":
@@ -116,10 +128,12 @@ class Config:
             return jit_disabled()
         if key == "verify":
             return verify_enabled()
+        if key == "num_cpu_devices":
+            return _num_cpu_devices_value[0]
         raise ValueError(f"unknown config option {name!r}")
 
     @property
-    def values(self) -> dict[str, bool | str]:
+    def values(self) -> dict[str, bool | str | int]:
         """Every setting's value in effect here, by name (as ``jax.config.values``)."""
         return {name: self.read(name) for name in dict.fromkeys(_ALIASES.values())}
 

@@ -29,6 +29,7 @@ from jaxlib import xla_client as xc
 from jaxlib.xla_client import Device as Device
 from jaxlib.xla_client import XlaRuntimeError as XlaRuntimeError
 
+from fcore.backend.devices import setup
 from fcore.backend import host_callback
 from fcore.errors import FcoreError
 
@@ -49,7 +50,9 @@ __all__ = [
     "device_put",
     "devices",
     "jaxlib_version",
+    "local_devices",
     "platform",
+    "process_index",
 ]
 
 #: jaxlib versions this module was written and measured against. It uses private,
@@ -245,7 +248,13 @@ def _create_client() -> xc.Client:
                     RuntimeWarning,
                     stacklevel=3,
                 )
-    return xc.make_cpu_client()
+    return xc.make_cpu_client(
+        distributed_client=setup.distributed_client,
+        node_id=setup.node_id,
+        num_nodes=setup.num_nodes,
+        collectives=setup.collectives(),
+        num_devices=setup.num_cpu_devices,
+    )
 
 
 def _get_client() -> xc.Client:
@@ -255,21 +264,30 @@ def _get_client() -> xc.Client:
     if client is None:
         with _lock:
             if _client is None:
+                setup.started = True
                 new = _create_client()
-                _devices = tuple(new.devices())
+                _devices = tuple(new.local_devices())
                 _client = new
             client = _client
     return client
 
 
 def devices() -> list[Device]:
-    """Devices of the process-wide client (creating it if needed)."""
-    _get_client()
-    return list(_devices)
+    """Every device of the job (this process's and, in a distributed job, the others')."""
+    return list(_get_client().devices())
+
+
+def local_devices() -> list[Device]:
+    """This process's devices (all of them unless the process is part of a distributed job)."""
+    return list(_get_client().local_devices())
+
+
+def process_index() -> int:
+    return int(_get_client().process_index())
 
 
 def default_device() -> Device:
-    """First device of the process-wide client."""
+    """First local device of the process-wide client."""
     _get_client()
     return _devices[0]
 
