@@ -130,3 +130,4 @@ from fcore.lax.bits import (
     bitcast_convert_type_p as bitcast_convert_type_p, clz_p as clz_p, population_count_p as population_count_p,
 )
 from fcore.lax.fft import FftType as FftType, fft as fft, fft_p as fft_p
+from fcore.lax import linalg as linalg

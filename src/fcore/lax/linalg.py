@@ -1,0 +1,1051 @@
+"""``fcore.lax.linalg``: matrix factorizations and solves as primitives (``jax.lax.linalg``).
+
+Each primitive acts on the trailing two axes of its operands (leading axes are batch axes).
+On the CPU they lower, as JAX's do, to jaxlib's LAPACK kernels called as XLA FFI custom
+calls (``fcore.backend.lapack``): ``potrf`` (Cholesky), ``trsm`` (triangular solve),
+``getrf`` (LU), ``geqrf`` + ``orgqr`` (QR), ``syevd``/``heevd`` (eigh), ``gesdd`` (SVD) and
+``geev`` (eig), so the numbers are JAX's bit for bit. Elsewhere ``cholesky`` and
+``triangular_solve`` lower to StableHLO's own ops. A factorization that fails gives NaNs,
+as in JAX. The eager impls run the same lowering compiled by XLA (once per operand type).
+The jvp rules are JAX's. Each primitive is one block (docs/adding_a_primitive.md); the
+lowering pieces around the custom calls (NaN masks, the pivot permutation, triangles) are
+lax functions traced and inlined (``_inline``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import attrs
+import numpy as np
+
+from fcore.backend import lapack
+from fcore.backend.lowering import LoweringRuleContext, lowering_rules, tensor_type
+from fcore.backend.runtime import platform
+from fcore.interpreters.array import Array
+from fcore.interpreters.eval import get_aval
+from fcore.interpreters.staging import trace_to_jaxpr
+from fcore.ir import dtypes
+from fcore.ir.avals import ShapedArray
+from fcore.ir.core import ClosedJaxpr, Jaxpr
+from fcore.ir.dtypes import DType
+from fcore.ir.params import ParamValue
+from fcore.lax._base import ArrayLike, NpArray, checked_impl
+from fcore.lax._primitive import Primitive
+from fcore.lax.call import launch_for
+from fcore.lax.control_flow import fori_loop
+from fcore.lax.dot import batch_matmul
+from fcore.lax.elementwise import (
+    add, conj, convert_element_type, div, eq, ge, integer_pow, mul, neg, real, select, sub,
+)
+from fcore.lax.reductions import reduce_sum
+from fcore.lax.shapes import broadcast_in_dim, broadcasted_iota, concatenate, full, pad, transpose
+from fcore.lax.slicing import slice as lax_slice
+from fcore.transforms.ad_util import Tangent, UndefinedPrimal, Zero
+from fcore.transforms.batching import Dim, batching_rules, moveaxis
+from fcore.transforms.jvp import jvp_rules
+from fcore.transforms.transpose import transpose_rules
+
+__all__ = [
+    "cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eigh", "svd", "eig",
+    "tridiagonal_solve", "symmetrize", "cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p",
+    "eig_p", "EighResult", "SvdResult",
+]
+
+
+# -- matrix helpers in lax operations ----------------------------------------------------------
+def _shape(x: ArrayLike) -> tuple[int, ...]:
+    return tuple(get_aval(x).shape)
+
+
+def _T(x: Array) -> Array:
+    nd = len(_shape(x))
+    return transpose(x, (*range(nd - 2), nd - 1, nd - 2))
+
+
+def _H(x: Array) -> Array:
+    return conj(_T(x)) if dtypes.is_complex(get_aval(x).dtype) else _T(x)
+
+
+def _triangle_mask(shape: tuple[int, ...], k: int, lower: bool) -> Array:
+    """True on and below (``lower``) or on and above the ``k``-th diagonal of the trailing axes."""
+    nd = len(shape)
+    rows = broadcasted_iota(np.int32, shape, nd - 2)
+    cols = broadcasted_iota(np.int32, shape, nd - 1)
+    return ge(add(rows, np.full(shape, k, np.int32)), cols) if lower else ge(cols, add(rows, np.full(shape, k, np.int32)))
+
+
+def _tril(x: Array, k: int = 0) -> Array:
+    aval = get_aval(x)
+    return select(_triangle_mask(aval.shape, k, True), x, full(aval.shape, 0, aval.dtype))
+
+
+def _triu(x: Array, k: int = 0) -> Array:
+    aval = get_aval(x)
+    return select(_triangle_mask(aval.shape, k, False), x, full(aval.shape, 0, aval.dtype))
+
+
+def _eye(dtype: DType, shape: tuple[int, ...]) -> Array:
+    """Identity matrices of the trailing two axes of ``shape`` (ones on the main diagonal)."""
+    nd = len(shape)
+    diag = eq(broadcasted_iota(np.int32, shape, nd - 2), broadcasted_iota(np.int32, shape, nd - 1))
+    return convert_element_type(diag, dtype)
+
+
+def _mm(a: Array, b: Array) -> Array:
+    return batch_matmul(a, b)
+
+
+def _diag(x: Array) -> Array:
+    """The main diagonal of the trailing axes (square matrices)."""
+    aval = get_aval(x)
+    return reduce_sum(mul(x, _eye(aval.dtype, aval.shape)), (len(aval.shape) - 1,))
+
+
+def _const(value: float, like: Array) -> Array:
+    aval = get_aval(like)
+    return full(aval.shape, value, aval.dtype)
+
+
+def _rows(x: Array, start: int, stop: int, axis: int) -> Array:
+    """``x[..., start:stop, :]`` (``axis=-2``) or ``x[..., start:stop]`` (``axis=-1``)."""
+    shape = _shape(x)
+    ax = len(shape) + axis
+    lo = tuple(start if i == ax else 0 for i in range(len(shape)))
+    hi = tuple(stop if i == ax else s for i, s in enumerate(shape))
+    return lax_slice(x, lo, hi)
+
+
+def symmetrize(x: Array) -> Array:
+    """``(x + x^H) / 2`` (``lax.linalg.symmetrize``)."""
+    return div(add(x, _H(x)), _const(2, x))
+
+
+def _check_matrix(name: str, x: ShapedArray, square: bool = True) -> None:
+    if not (dtypes.is_floating(x.dtype) or dtypes.is_complex(x.dtype)):
+        raise TypeError(f"{name} requires a floating point or complex operand, got {dtypes.dtype_name(x.dtype)}")
+    if len(x.shape) < 2:
+        raise ValueError(f"{name} requires an operand of rank >= 2 (a batch of matrices), got shape {x.shape}")
+    if square and x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"The input to {name} must be a square matrix. Got shape {x.shape[-2:]}.")
+
+
+def _real_dtype(dt: DType) -> DType:
+    if dt == np.complex64:
+        return dtypes.to_dtype(np.float32)
+    if dt == np.complex128:
+        return dtypes.to_dtype(np.float64)
+    return dt
+
+
+# -- lowering and eager machinery shared by the blocks ----------------------------------------
+_traced: dict[tuple[object, ...], ClosedJaxpr] = {}
+_lock = threading.Lock()
+
+
+def _trace(key: tuple[object, ...], fn: Callable[..., Sequence[Array]], avals: Sequence[ShapedArray], what: str) -> ClosedJaxpr:
+    closed = _traced.get(key)
+    if closed is None:
+        closed = trace_to_jaxpr(lambda *xs: list(fn(*xs)), list(avals), what)
+        with _lock:
+            closed = _traced.setdefault(key, closed)
+    return closed
+
+
+def _inline(ctx: LoweringRuleContext, fn: Callable[..., Sequence[Array]], args: Sequence[str],
+            avals: Sequence[ShapedArray], name: str) -> list[str]:
+    """Lower ``fn`` (lax operations on ``avals``) as a private function called on ``args``."""
+    key = (fn, tuple(avals))
+    closed = _trace(key, fn, avals, name)
+    operands = [ctx.constant(np.asarray(c), v.aval.dtype, v.aval.shape) for v, c in zip(closed.jaxpr.constvars, closed.consts)]
+    j = closed.jaxpr
+    sym = ctx.module.private_function(Jaxpr((), j.constvars + j.invars, j.outvars, j.eqns), name)
+    ins = ", ".join(tensor_type(v.aval) for v in j.constvars + j.invars)
+    outs = [v.aval for v in j.outvars]
+    res = ctx.emit(
+        f"func.call @{sym}({', '.join([*operands, *args])}) : ({ins}) -> ({', '.join(tensor_type(a) for a in outs)})",
+        n_results=len(outs),
+    )
+    return [res] if len(outs) == 1 else [f"{res}#{i}" for i in range(len(outs))]
+
+
+def _xla_impl(prim: Primitive) -> Callable[..., list[NpArray]]:
+    """An eager impl running ``prim``'s lowering compiled by XLA (the same LAPACK calls as jit)."""
+
+    def impl(*args: NpArray, **params: ParamValue) -> list[NpArray]:
+        avals = [ShapedArray(a.shape, a.dtype) for a in args]
+        key = (prim, tuple(avals), tuple(sorted(params.items())))
+        closed = _trace(key, lambda *xs: _bind_list(prim, xs, params), avals, prim.name)
+        return [o.host() for o in launch_for(closed, prim.name)(args)]
+
+    return impl
+
+
+def _bind_list(prim: Primitive, args: Sequence[Array], params: dict[str, ParamValue]) -> list[Array]:
+    out = prim.bind(*args, **params)
+    return list(out) if prim.multiple_results else [out]
+
+
+def _nan_where_failed(info: Array, ok_if_nonnegative: bool, *xs: Array) -> list[Array]:
+    """Each ``x`` with its matrices replaced by NaNs where LAPACK's ``info`` reports failure."""
+    zero = full(_shape(info), 0, np.int32)
+    ok = ge(info, zero) if ok_if_nonnegative else eq(info, zero)
+    batch = len(_shape(info))
+    outs = []
+    for x in xs:
+        aval = get_aval(x)
+        okb = broadcast_in_dim(ok, aval.shape, tuple(range(batch)))
+        outs.append(select(okb, x, full(aval.shape, np.nan, aval.dtype)))
+    return outs
+
+
+def _batch_to_front(prim: Primitive) -> None:
+    """Batching for the one-operand primitives: the batch axis moves to the front."""
+
+    def rule(axis_size: int, vals: list[Array], dims: list[Dim], **params: ParamValue) -> tuple[Any, Any]:
+        (x,), (d,) = vals, dims
+        assert d is not None
+        out = prim.bind(moveaxis(x, d, 0), **params)
+        return (out, [0] * len(out)) if prim.multiple_results else (out, 0)
+
+    batching_rules.register(prim)(rule)
+
+
+def _on_cpu() -> bool:
+    return platform() == "cpu"
+
+
+# -- cholesky ----------------------------------------------------------------------------------
+@attrs.frozen(kw_only=True)
+class CholeskyParams:
+    """``cholesky``: no parameters (the lower factor, computed from the lower triangle)."""
+
+
+cholesky_p = Primitive("cholesky", params=CholeskyParams)
+
+
+@cholesky_p.def_abstract_eval
+def _cholesky_abstract_eval(x: ShapedArray) -> ShapedArray:
+    _check_matrix("cholesky", x)
+    return ShapedArray(x.shape, x.dtype)
+
+
+_cholesky_run = _xla_impl(cholesky_p)
+
+
+@checked_impl(cholesky_p)
+def _cholesky_impl(x: NpArray) -> NpArray:
+    return _cholesky_run(x)[0]
+
+
+@jvp_rules.register(cholesky_p)
+def _cholesky_jvp(primals: list[Array], tangents: list[Array]) -> tuple[Array, Array]:
+    """Murray's forward rule (arXiv:1602.07527): ``dL = L phi(L^-1 dA L^-H)``."""
+    (x,), (sigma_dot,) = primals, tangents
+    L = _tril(cholesky_p.bind(x))
+    aval = get_aval(L)
+    tmp = triangular_solve(L, sigma_dot, left_side=False, transpose_a=True, conjugate_a=True, lower=True)
+    inner = triangular_solve(L, tmp, left_side=True, transpose_a=False, lower=True)
+    phi = div(_tril(inner), add(_const(1, L), _eye(aval.dtype, aval.shape)))
+    return L, _mm(L, phi)
+
+
+_batch_to_front(cholesky_p)
+
+
+@lowering_rules.register(cholesky_p)
+def _cholesky_lowering(ctx: LoweringRuleContext, x: str) -> str:
+    aval = ctx.avals_in[0]
+    if not (_on_cpu() and lapack.supports(aval.dtype)):
+        return ctx.emit(f"stablehlo.cholesky {x}, lower = true : {tensor_type(aval)}")
+    info = ShapedArray(aval.shape[:-2], dtypes.to_dtype(np.int32))
+    out, code = lapack.custom_call(ctx, lapack.target("potrf_ffi", aval.dtype), [x], [aval], [aval, info],
+                                   {"uplo": ord("L")}, {0: 0})
+    return _inline(ctx, lambda a, i: _nan_where_failed(i, False, a), [out, code], [aval, info], "cholesky_nan")[0]
+
+
+def cholesky(x: ArrayLike, *, symmetrize_input: bool = True) -> Array:
+    """The lower Cholesky factor ``L`` (``x = L L^H``) of each matrix; NaNs where ``x`` is not
+    positive definite. ``symmetrize_input`` uses ``(x + x^H) / 2``; otherwise only the lower
+    triangle of ``x`` is read."""
+    xa = _as_array(x)
+    if symmetrize_input:
+        _check_matrix("cholesky", get_aval(xa))
+        xa = symmetrize(xa)
+    out: Array = cholesky_p.bind(xa)
+    return _tril(out)
+
+
+def _as_array(x: ArrayLike) -> Array:
+    from fcore.numpy._promotion import asarray
+
+    return asarray(x, "lax.linalg")
+
+
+# -- triangular_solve[left_side, lower, transpose_a, conjugate_a, unit_diagonal] ----------------
+@attrs.frozen(kw_only=True)
+class TriangularSolveParams:
+    """``triangular_solve``: ``op(a) x = b`` (``left_side``) or ``x op(a) = b``, reading the lower
+    or upper triangle of ``a``; ``op`` transposes and/or conjugates; a unit diagonal is not read."""
+
+    left_side: bool
+    lower: bool
+    transpose_a: bool
+    conjugate_a: bool
+    unit_diagonal: bool
+
+
+triangular_solve_p = Primitive("triangular_solve", params=TriangularSolveParams)
+
+
+@triangular_solve_p.def_abstract_eval
+def _triangular_solve_abstract_eval(a: ShapedArray, b: ShapedArray, *, left_side: bool, lower: bool,
+                                    transpose_a: bool, conjugate_a: bool, unit_diagonal: bool) -> ShapedArray:
+    _check_matrix("triangular_solve", a, square=False)
+    if a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"The first input to triangular_solve must be a square matrix. Got shape {a.shape[-2:]}.")
+    if a.dtype != b.dtype:
+        raise TypeError(f"triangular_solve requires operands of one dtype, got {dtypes.dtype_name(a.dtype)} "
+                        f"and {dtypes.dtype_name(b.dtype)}")
+    if len(b.shape) != len(a.shape) or a.shape[:-2] != b.shape[:-2]:
+        raise ValueError(f"Incompatible shapes for arguments to triangular_solve: {a.shape} and {b.shape}.")
+    common = b.shape[-2] if left_side else b.shape[-1]
+    if a.shape[-1] != common:
+        raise ValueError(f"Incompatible shapes for arguments to triangular_solve: {a.shape} and {b.shape}.")
+    return ShapedArray(b.shape, b.dtype)
+
+
+_triangular_solve_run = _xla_impl(triangular_solve_p)
+
+
+@checked_impl(triangular_solve_p)
+def _triangular_solve_impl(a: NpArray, b: NpArray, *, left_side: bool, lower: bool, transpose_a: bool,
+                           conjugate_a: bool, unit_diagonal: bool) -> NpArray:
+    return _triangular_solve_run(a, b, left_side=left_side, lower=lower, transpose_a=transpose_a,
+                                 conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)[0]
+
+
+@jvp_rules.register(triangular_solve_p, symbolic_zeros=True)
+def _triangular_solve_jvp(primals: list[Array], tangents: list[Tangent], *, left_side: bool, lower: bool,
+                          transpose_a: bool, conjugate_a: bool, unit_diagonal: bool) -> tuple[Array, Tangent]:
+    a, b = primals
+    g_a, g_b = tangents
+    kw = dict(left_side=left_side, lower=lower, transpose_a=transpose_a, conjugate_a=conjugate_a,
+              unit_diagonal=unit_diagonal)
+    ans: Array = triangular_solve_p.bind(a, b, **kw)
+    terms: list[Array] = []
+    if not isinstance(g_b, Zero):
+        terms.append(triangular_solve_p.bind(a, g_b, **kw))
+    if not isinstance(g_a, Zero):
+        m, n = _shape(b)[-2:]
+        k = 1 if unit_diagonal else 0
+        ga = _tril(g_a, -k) if lower else _triu(g_a, k)
+        ga = neg(ga)
+        ga = _T(ga) if transpose_a else ga
+        ga = conj(ga) if conjugate_a else ga
+
+        def a_inverse(rhs: Array) -> Array:
+            out: Array = triangular_solve_p.bind(a, rhs, **kw)
+            return out
+
+        if left_side:
+            terms.append(a_inverse(_mm(ga, ans)) if m > n else _mm(a_inverse(ga), ans))
+        else:
+            terms.append(a_inverse(_mm(ans, ga)) if m < n else _mm(ans, a_inverse(ga)))
+    if not terms:
+        return ans, Zero(get_aval(ans))
+    tout = terms[0] if len(terms) == 1 else add(terms[0], terms[1])
+    return ans, tout
+
+
+@transpose_rules.register(triangular_solve_p)
+def _triangular_solve_transpose(ct: Any, a: Array, b: UndefinedPrimal, *, left_side: bool, lower: bool,
+                                transpose_a: bool, conjugate_a: bool, unit_diagonal: bool) -> list[Any]:
+    """Linear in ``b``: the cotangent is solved with the transposed ``a``."""
+    if isinstance(ct, Zero):
+        return [None, Zero(b.aval)]
+    return [None, triangular_solve_p.bind(a, ct, left_side=left_side, lower=lower, transpose_a=not transpose_a,
+                                          conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)]
+
+
+@batching_rules.register(triangular_solve_p)
+def _triangular_solve_batching(axis_size: int, vals: list[Array], dims: list[Dim], *, left_side: bool, lower: bool,
+                               transpose_a: bool, conjugate_a: bool, unit_diagonal: bool) -> tuple[Array, Dim]:
+    a, b = vals
+    da, db = dims
+    kw = dict(left_side=left_side, lower=lower, transpose_a=transpose_a, conjugate_a=conjugate_a,
+              unit_diagonal=unit_diagonal)
+    if da is None:
+        # One matrix against a batch of right-hand sides: fold the batch into b's free axis.
+        assert db is not None
+        if left_side:
+            y = moveaxis(b, db, len(_shape(b)) - 1)
+            s = _shape(y)
+            out_flat: Array = triangular_solve_p.bind(a, _merge_last(y), **kw)
+            return _reshape(out_flat, s), len(s) - 1
+        y = moveaxis(b, db, len(_shape(b)) - 2)
+        s = _shape(y)
+        out_flat = triangular_solve_p.bind(a, _merge_rows(y), **kw)
+        return _reshape(out_flat, s), len(s) - 2
+    a = moveaxis(a, da, 0)
+    if db is None:
+        b = broadcast_in_dim(b, (axis_size, *_shape(b)), tuple(range(1, len(_shape(b)) + 1)))
+    else:
+        b = moveaxis(b, db, 0)
+    out: Array = triangular_solve_p.bind(a, b, **kw)
+    return out, 0
+
+
+def _reshape(x: Array, shape: tuple[int, ...]) -> Array:
+    from fcore.lax.shapes import reshape
+
+    return reshape(x, shape)
+
+
+def _merge_last(y: Array) -> Array:
+    """``(..., m, n, B) -> (..., m, n * B)``."""
+    s = _shape(y)
+    return _reshape(y, (*s[:-2], s[-2] * s[-1]))
+
+
+def _merge_rows(y: Array) -> Array:
+    """``(..., n, B, m) -> (..., n * B, m)``."""
+    s = _shape(y)
+    return _reshape(y, (*s[:-3], s[-3] * s[-2], s[-1]))
+
+
+@lowering_rules.register(triangular_solve_p)
+def _triangular_solve_lowering(ctx: LoweringRuleContext, a: str, b: str, *, left_side: bool, lower: bool,
+                               transpose_a: bool, conjugate_a: bool, unit_diagonal: bool) -> str:
+    a_aval, b_aval = ctx.avals_in
+    if conjugate_a and not transpose_a:
+        a = _conj_text(ctx, a, a_aval)
+        conjugate_a = False
+    if _on_cpu() and lapack.supports(a_aval.dtype):
+        trans = ord("C") if (transpose_a and conjugate_a) else ord("T") if transpose_a else ord("N")
+        config = {"side": ord("L") if left_side else ord("R"), "uplo": ord("L") if lower else ord("U"),
+                  "trans_x": trans, "diag": ord("U") if unit_diagonal else ord("N")}
+        return lapack.custom_call(ctx, lapack.target("trsm_ffi", a_aval.dtype), [a, b], [a_aval, b_aval], [b_aval],
+                                  config, {0: 1})[0]
+    transpose = ("ADJOINT" if conjugate_a else "TRANSPOSE") if transpose_a else "NO_TRANSPOSE"
+    return ctx.emit(
+        f'"stablehlo.triangular_solve"({a}, {b}) {{left_side = {str(left_side).lower()}, lower = {str(lower).lower()}, '
+        f"transpose_a = #stablehlo<transpose {transpose}>, unit_diagonal = {str(unit_diagonal).lower()}}} "
+        f": ({tensor_type(a_aval)}, {tensor_type(b_aval)}) -> {tensor_type(b_aval)}"
+    )
+
+
+def _conj_text(ctx: LoweringRuleContext, a: str, aval: ShapedArray) -> str:
+    if not dtypes.is_complex(aval.dtype):
+        return a
+    part = ShapedArray(aval.shape, _real_dtype(aval.dtype))
+    re = ctx.op_typed("stablehlo.real", [a], [aval], part)
+    im = ctx.op_typed("stablehlo.imag", [a], [aval], part)
+    return ctx.op_typed("stablehlo.complex", [re, ctx.op("stablehlo.negate", [im], part)], [part, part], aval)
+
+
+def triangular_solve(a: ArrayLike, b: ArrayLike, *, left_side: bool = False, lower: bool = False,
+                     transpose_a: bool = False, conjugate_a: bool = False, unit_diagonal: bool = False) -> Array:
+    """Solve ``op(a) x = b`` (``left_side``) or ``x op(a) = b`` for triangular ``a``
+    (``lax.linalg.triangular_solve``); ``b`` may have one axis fewer than ``a`` (a vector)."""
+    aa, bb = _as_array(a), _as_array(b)
+    conjugate_a = bool(conjugate_a) and dtypes.is_complex(aa.dtype)
+    singleton = bb.ndim == aa.ndim - 1
+    if singleton:
+        from fcore.lax.shapes import expand_dims
+
+        bb = expand_dims(bb, (bb.ndim if left_side else bb.ndim - 1,))
+    out: Array = triangular_solve_p.bind(aa, bb, left_side=bool(left_side), lower=bool(lower),
+                                         transpose_a=bool(transpose_a), conjugate_a=conjugate_a,
+                                         unit_diagonal=bool(unit_diagonal))
+    if singleton:
+        from fcore.lax.shapes import squeeze
+
+        out = squeeze(out, (out.ndim - 1 if left_side else out.ndim - 2,))
+    return out
+
+
+# -- lu: (lu, pivots, permutation) -------------------------------------------------------------
+@attrs.frozen(kw_only=True)
+class LuParams:
+    """``lu``: no parameters (partial pivoting, LAPACK's ``getrf``)."""
+
+
+lu_p = Primitive("lu", multiple_results=True, params=LuParams)
+
+
+@lu_p.def_abstract_eval
+def _lu_abstract_eval(x: ShapedArray) -> list[ShapedArray]:
+    _check_matrix("lu", x, square=False)
+    *batch, m, n = x.shape
+    i32 = dtypes.to_dtype(np.int32)
+    return [ShapedArray(x.shape, x.dtype), ShapedArray((*batch, min(m, n)), i32), ShapedArray((*batch, m), i32)]
+
+
+_lu_run = _xla_impl(lu_p)
+
+
+@checked_impl(lu_p)
+def _lu_impl(x: NpArray) -> list[NpArray]:
+    return _lu_run(x)
+
+
+def _lu_jvp_inner(lu_: Array, a_dot: Array, permutation: Array) -> Array:
+    """De Hoog, Anderssen and Lukas: ``L' = L tril(L^-1 A' U^-1, -1)``, ``U' = triu(L^-1 A' U^-1) U``."""
+    *batch, m, n = _shape(lu_)
+    dt = get_aval(lu_).dtype
+    k = min(m, n)
+    nb = len(batch)
+    zero = np.zeros((), dt)
+    l = pad(_tril(_rows(lu_, 0, k, -1), -1), zero, [(0, 0, 0)] * (nb + 1) + [(0, m - k, 0)])
+    l = add(l, _eye(dt, (*batch, m, m)))
+    u_eye = pad(_eye(dt, (*batch, n - k, n - k)), zero, [(0, 0, 0)] * nb + [(k, 0, 0), (k, 0, 0)])
+    u = add(pad(_triu(_rows(lu_, 0, k, -2)), zero, [(0, 0, 0)] * nb + [(0, n - k, 0), (0, 0, 0)]), u_eye)
+    la = triangular_solve(l, _permute_rows(a_dot, permutation), left_side=True, transpose_a=False, lower=True,
+                          unit_diagonal=True)
+    lau = triangular_solve(u, la, left_side=False, transpose_a=False, lower=False)
+    return add(_mm(l, _tril(lau, -1)), _mm(_triu(lau), u))
+
+
+def _permute_rows(x: Array, permutation: Array) -> Array:
+    """``x[..., permutation, :]`` as a one-hot matrix product (exact: one nonzero per row)."""
+    *batch, m, _ = _shape(x)
+    nb = len(batch)
+    shape = (*batch, m, m)
+    perm = broadcast_in_dim(permutation, shape, tuple(range(nb + 1)))
+    onehot = convert_element_type(eq(perm, broadcasted_iota(np.int32, shape, nb + 1)), get_aval(x).dtype)
+    return _mm(onehot, x)
+
+
+@jvp_rules.register(lu_p)
+def _lu_jvp(primals: list[Array], tangents: list[Array]) -> tuple[list[Array], list[Tangent]]:
+    (a,), (a_dot,) = primals, tangents
+    lu_, pivots, permutation = lu_p.bind(a)
+    return [lu_, pivots, permutation], [_lu_jvp_inner(lu_, a_dot, permutation), Zero(get_aval(pivots)),
+                                        Zero(get_aval(permutation))]
+
+
+_batch_to_front(lu_p)
+
+
+def lu_pivots_to_permutation(pivots: ArrayLike, permutation_size: int) -> Array:
+    """The permutation that the row swaps ``pivots`` (LAPACK's, 0-based) apply to ``range(m)``."""
+    piv = _as_array(pivots)
+    *batch, k = _shape(piv)
+    m = int(permutation_size)
+    nb = len(batch)
+    shape = (*batch, m)
+    perm0 = broadcasted_iota(np.int32, shape, nb)
+    if m == 0 or k == 0:
+        return perm0
+    iota = broadcasted_iota(np.int32, shape, nb)
+    iota_k = broadcasted_iota(np.int32, (*batch, k), nb)
+
+    def body(i_any: Array, perm: Array) -> Array:
+        i = convert_element_type(i_any, np.int32)
+        at_i_k = eq(iota_k, broadcast_in_dim(i, (*batch, k), ()))
+        j = reduce_sum(select(at_i_k, piv, full((*batch, k), 0, np.int32)), (nb,))  # swaps[..., i]
+        at_i = eq(iota, broadcast_in_dim(i, shape, ()))
+        at_j = eq(iota, broadcast_in_dim(j, shape, tuple(range(nb))))
+        zeros = full(shape, 0, np.int32)
+        x = broadcast_in_dim(reduce_sum(select(at_i, perm, zeros), (nb,)), shape, tuple(range(nb)))
+        y = broadcast_in_dim(reduce_sum(select(at_j, perm, zeros), (nb,)), shape, tuple(range(nb)))
+        return select(at_j, x, select(at_i, y, perm))
+
+    out: Array = fori_loop(np.int32(0), np.int32(k), body, perm0)
+    return out
+
+
+def _lu_post(lu_: Array, pivots: Array, info: Array) -> list[Array]:
+    piv = sub(pivots, full(_shape(pivots), 1, np.int32))
+    (lu_nan,) = _nan_where_failed(info, True, lu_)
+    return [lu_nan, piv, lu_pivots_to_permutation(piv, _shape(lu_)[-2])]
+
+
+@lowering_rules.register(lu_p)
+def _lu_lowering(ctx: LoweringRuleContext, x: str) -> list[str]:
+    aval = ctx.avals_in[0]
+    _, piv_aval, _ = ctx.avals_out
+    info = ShapedArray(aval.shape[:-2], dtypes.to_dtype(np.int32))
+    out, piv, code = lapack.custom_call(ctx, lapack.target("getrf_ffi", aval.dtype), [x], [aval],
+                                        [aval, piv_aval, info], {}, {0: 0})
+    return _inline(ctx, _lu_post, [out, piv, code], [aval, piv_aval, info], "lu_post")
+
+
+def lu(x: ArrayLike) -> tuple[Array, Array, Array]:
+    """LU decomposition with partial pivoting (``lax.linalg.lu``): ``(lu, pivots, permutation)``
+    with ``x[..., permutation, :] = L @ U``, ``L`` unit lower (below ``lu``'s diagonal) and ``U``
+    upper triangular."""
+    lu_, pivots, permutation = lu_p.bind(_as_array(x))
+    return lu_, pivots, permutation
+
+
+# -- qr[full_matrices] -------------------------------------------------------------------------
+@attrs.frozen(kw_only=True)
+class QrParams:
+    """``qr[full_matrices]``: ``q`` is ``m x m`` (full) or ``m x min(m, n)`` (reduced)."""
+
+    full_matrices: bool
+
+
+qr_p = Primitive("qr", multiple_results=True, params=QrParams)
+
+
+@qr_p.def_abstract_eval
+def _qr_abstract_eval(x: ShapedArray, *, full_matrices: bool) -> list[ShapedArray]:
+    _check_matrix("qr", x, square=False)
+    *batch, m, n = x.shape
+    k = m if full_matrices else min(m, n)
+    return [ShapedArray((*batch, m, k), x.dtype), ShapedArray((*batch, k, n), x.dtype)]
+
+
+_qr_run = _xla_impl(qr_p)
+
+
+@checked_impl(qr_p)
+def _qr_impl(x: NpArray, *, full_matrices: bool) -> list[NpArray]:
+    return _qr_run(x, full_matrices=full_matrices)
+
+
+def _thin_qr_jvp(q: Array, r: Array, dx: Array) -> tuple[Array, Array]:
+    """JVP of the QR of ``[..., m, n]`` matrices with ``m >= n`` (J. Townsend's derivation)."""
+    dx_rinv = triangular_solve(r, dx)
+    qt_dx_rinv = _mm(_H(q), dx_rinv)
+    lower = _tril(qt_dx_rinv, -1)
+    do = sub(lower, _H(lower))
+    aval = get_aval(qt_dx_rinv)
+    if dtypes.is_complex(aval.dtype):
+        n = _shape(r)[-1]
+        eye = _eye(aval.dtype, (*aval.shape[:-2], n, n))
+        do = add(do, mul(eye, sub(qt_dx_rinv, convert_element_type(real(qt_dx_rinv), aval.dtype))))
+    dq = add(_mm(q, sub(do, qt_dx_rinv)), dx_rinv)
+    dr = _mm(sub(qt_dx_rinv, do), r)
+    return dq, dr
+
+
+@jvp_rules.register(qr_p)
+def _qr_jvp(primals: list[Array], tangents: list[Array], *, full_matrices: bool) -> tuple[list[Array], list[Array]]:
+    (x,), (dx,) = primals, tangents
+    q, r = qr_p.bind(x, full_matrices=full_matrices)
+    *batch, m, n = _shape(x)
+    if m < n:
+        x2 = _rows(x, m, n, -1)
+        dx1, dx2 = _rows(dx, 0, m, -1), _rows(dx, m, n, -1)
+        dq, dr1 = _thin_qr_jvp(q, _rows(r, 0, m, -1), dx1)
+        dr2 = add(_mm(_H(dq), x2), _mm(_H(q), dx2))
+        return [q, r], [dq, concatenate([dr1, dr2], len(batch) + 1)]
+    if full_matrices and m != n:
+        raise NotImplementedError("fcore: the jvp of qr with full_matrices=True for tall matrices is not implemented")
+    return [q, r], list(_thin_qr_jvp(q, r, dx))
+
+
+_batch_to_front(qr_p)
+
+
+def _qr_pad(r: Array, pad_cols: int) -> list[Array]:
+    if not pad_cols:
+        return [r]
+    nd = len(_shape(r))
+    return [pad(r, np.zeros((), get_aval(r).dtype), [(0, 0, 0)] * (nd - 1) + [(0, pad_cols, 0)])]
+
+
+@lowering_rules.register(qr_p)
+def _qr_lowering(ctx: LoweringRuleContext, x: str, *, full_matrices: bool) -> list[str]:
+    aval = ctx.avals_in[0]
+    q_aval, r_aval = ctx.avals_out
+    *batch, m, n = aval.shape
+    if m == 0 or n == 0:
+        return _inline(ctx, lambda a: [_eye(aval.dtype, q_aval.shape), full(r_aval.shape, 0, aval.dtype)],
+                       [x], [aval], "qr_empty")
+    k = min(m, n)
+    tau_aval = ShapedArray((*batch, k), aval.dtype)
+    r, taus = lapack.custom_call(ctx, lapack.target("geqrf_ffi", aval.dtype), [x], [aval], [aval, tau_aval], {}, {0: 0})
+    if m < n:
+        q_in_aval = ShapedArray((*batch, m, m), aval.dtype)
+        (q_in,) = _inline(ctx, lambda a: [_rows(_rows(a, 0, m, -2), 0, m, -1)], [r], [aval], "qr_square")
+    elif full_matrices:
+        q_in_aval = ShapedArray((*batch, m, m), aval.dtype)
+        (q_in,) = _inline(ctx, lambda a: _qr_pad(a, m - n), [r], [aval], "qr_pad")
+    else:
+        q_in_aval, q_in = aval, r
+    (q,) = lapack.custom_call(ctx, lapack.target("ungqr_ffi" if dtypes.is_complex(aval.dtype) else "orgqr_ffi", aval.dtype), [q_in, taus], [q_in_aval, tau_aval],
+                              [q_in_aval], {}, {0: 0})
+    rows = r_aval.shape[-2]
+    (r_out,) = _inline(ctx, lambda a: [_triu(_rows(a, 0, rows, -2))], [r], [aval], "qr_triu")
+    return [q, r_out]
+
+
+def qr(x: ArrayLike, *, pivoting: bool = False, full_matrices: bool = True) -> tuple[Array, Array]:
+    """QR decomposition (``lax.linalg.qr``): ``(q, r)`` with ``x = q @ r``, ``q`` with orthonormal
+    columns and ``r`` upper triangular (LAPACK's ``geqrf`` then ``orgqr``)."""
+    if pivoting:
+        raise NotImplementedError("fcore: qr(pivoting=True) is not implemented")
+    q, r = qr_p.bind(_as_array(x), full_matrices=bool(full_matrices))
+    return q, r
+
+
+# -- eigh[lower, sort_eigenvalues, subset_by_index] ---------------------------------------------
+@attrs.frozen(kw_only=True)
+class EighParams:
+    """``eigh[lower, sort_eigenvalues, subset_by_index]``: which triangle is read, whether the
+    eigenvalues come sorted (LAPACK always sorts) and an optional index range of them."""
+
+    lower: bool
+    sort_eigenvalues: bool
+    subset_by_index: tuple[int, int] | None
+
+
+eigh_p = Primitive("eigh", multiple_results=True, params=EighParams)
+
+
+@eigh_p.def_abstract_eval
+def _eigh_abstract_eval(x: ShapedArray, *, lower: bool, sort_eigenvalues: bool,
+                        subset_by_index: tuple[int, int] | None) -> list[ShapedArray]:
+    _check_matrix("eigh", x, square=False)
+    if x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"Argument to symmetric eigendecomposition must have shape [..., n, n], got shape {x.shape}")
+    n = x.shape[-1]
+    d = n if subset_by_index is None else subset_by_index[1] - subset_by_index[0]
+    return [ShapedArray((*x.shape[:-1], d), x.dtype), ShapedArray((*x.shape[:-2], d), _real_dtype(x.dtype))]
+
+
+_eigh_run = _xla_impl(eigh_p)
+
+
+@checked_impl(eigh_p)
+def _eigh_impl(x: NpArray, *, lower: bool, sort_eigenvalues: bool,
+               subset_by_index: tuple[int, int] | None) -> list[NpArray]:
+    return _eigh_run(x, lower=lower, sort_eigenvalues=sort_eigenvalues, subset_by_index=subset_by_index)
+
+
+@jvp_rules.register(eigh_p)
+def _eigh_jvp(primals: list[Array], tangents: list[Array], *, lower: bool, sort_eigenvalues: bool,
+              subset_by_index: tuple[int, int] | None) -> tuple[list[Array], list[Array]]:
+    """Nondegenerate perturbation theory: ``dw = diag(V^H dA V)``, ``dV = V (F * V^H dA V)``."""
+    (a,), (a_dot,) = primals, tangents
+    aval = get_aval(a)
+    n = aval.shape[-1]
+    if not (subset_by_index is None or subset_by_index == (0, n)):
+        raise NotImplementedError("Derivatives not defined for partial eigen decomposition.")
+    v, w_real = eigh_p.bind(symmetrize(a), lower=lower, sort_eigenvalues=sort_eigenvalues,
+                            subset_by_index=subset_by_index)
+    w = convert_element_type(w_real, aval.dtype)
+    shape = aval.shape
+    nb = len(shape) - 2
+    eye_n = _eye(aval.dtype, shape)
+    w_cols = broadcast_in_dim(w, shape, (*range(nb), nb + 1))  # w[..., newaxis, :]
+    w_rows = broadcast_in_dim(w, shape, tuple(range(nb + 1)))  # w[..., :, newaxis]
+    fmat = sub(integer_pow(add(eye_n, sub(w_cols, w_rows)), -1), eye_n)
+    vdag_adot_v = _mm(_mm(_H(v), a_dot), v)
+    dv = _mm(v, mul(fmat, vdag_adot_v))
+    dw = _diag(real(vdag_adot_v) if dtypes.is_complex(aval.dtype) else vdag_adot_v)
+    return [v, w_real], [dv, dw]
+
+
+_batch_to_front(eigh_p)
+
+
+@lowering_rules.register(eigh_p)
+def _eigh_lowering(ctx: LoweringRuleContext, x: str, *, lower: bool, sort_eigenvalues: bool,
+                   subset_by_index: tuple[int, int] | None) -> list[str]:
+    aval = ctx.avals_in[0]
+    v_aval, w_aval = ctx.avals_out
+    n = aval.shape[-1]
+    if not (subset_by_index is None or subset_by_index == (0, n)):
+        raise NotImplementedError("subset_by_index not supported on CPU and GPU")
+    info = ShapedArray(aval.shape[:-2], dtypes.to_dtype(np.int32))
+    fn = ("heevd_ffi" if dtypes.is_complex(aval.dtype) else "syevd_ffi")
+    v, w, code = lapack.custom_call(ctx, lapack.target(fn, aval.dtype), [x], [aval], [v_aval, w_aval, info],
+                                    {"mode": ord("V"), "uplo": ord("L" if lower else "U")}, {0: 0})
+    return _inline(ctx, lambda a, b, i: _nan_where_failed(i, False, a, b), [v, w, code], [v_aval, w_aval, info],
+                   "eigh_nan")
+
+
+class EighResult(NamedTuple):
+    v: Array
+    w: Array
+
+
+def eigh(x: ArrayLike, *, lower: bool = True, symmetrize_input: bool = True, sort_eigenvalues: bool = True,
+         subset_by_index: tuple[int, int] | None = None) -> tuple[Array, Array]:
+    """Eigendecomposition of Hermitian matrices (``lax.linalg.eigh``): ``(v, w)``, eigenvectors
+    as columns of ``v`` and ascending eigenvalues ``w`` (real)."""
+    xa = _as_array(x)
+    if symmetrize_input:
+        _check_matrix("eigh", get_aval(xa))
+        xa = symmetrize(xa)
+    v, w = eigh_p.bind(xa, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues),
+                       subset_by_index=None if subset_by_index is None else (int(subset_by_index[0]),
+                                                                             int(subset_by_index[1])))
+    return v, w
+
+
+# -- svd[full_matrices, compute_uv, subset_by_index] --------------------------------------------
+@attrs.frozen(kw_only=True)
+class SvdParams:
+    """``svd[full_matrices, compute_uv, subset_by_index]``: square or reduced ``u``/``vh``,
+    whether they are computed at all (else only ``s``), and an optional index range."""
+
+    full_matrices: bool
+    compute_uv: bool
+    subset_by_index: tuple[int, int] | None
+
+
+svd_p = Primitive("svd", multiple_results=True, params=SvdParams)
+
+
+@svd_p.def_abstract_eval
+def _svd_abstract_eval(x: ShapedArray, *, full_matrices: bool, compute_uv: bool,
+                       subset_by_index: tuple[int, int] | None) -> list[ShapedArray]:
+    _check_matrix("svd", x, square=False)
+    *batch, m, n = x.shape
+    rank = min(m, n)
+    if subset_by_index is not None:
+        if full_matrices and subset_by_index != (0, rank):
+            raise ValueError("full_matrices and subset_by_index cannot both be set")
+        rank = min(rank, subset_by_index[1] - subset_by_index[0])
+    s = ShapedArray((*batch, rank), _real_dtype(x.dtype))
+    if not compute_uv:
+        return [s]
+    return [s, ShapedArray((*batch, m, m if full_matrices else rank), x.dtype),
+            ShapedArray((*batch, n if full_matrices else rank, n), x.dtype)]
+
+
+_svd_run = _xla_impl(svd_p)
+
+
+@checked_impl(svd_p)
+def _svd_impl(x: NpArray, *, full_matrices: bool, compute_uv: bool,
+              subset_by_index: tuple[int, int] | None) -> list[NpArray]:
+    return _svd_run(x, full_matrices=full_matrices, compute_uv=compute_uv, subset_by_index=subset_by_index)
+
+
+@jvp_rules.register(svd_p)
+def _svd_jvp(primals: list[Array], tangents: list[Array], *, full_matrices: bool, compute_uv: bool,
+             subset_by_index: tuple[int, int] | None) -> tuple[list[Array], list[Array]]:
+    (a,), (da,) = primals, tangents
+    aval = get_aval(a)
+    dt = aval.dtype
+    s, U, Vt = svd_p.bind(a, full_matrices=False, compute_uv=True, subset_by_index=subset_by_index)
+    *batch, m, n = aval.shape
+    if compute_uv and full_matrices and m != n:
+        raise NotImplementedError("Singular value decomposition JVP not implemented for full matrices")
+    Ut, V = _H(U), _H(Vt)
+    dS = _mm(_mm(Ut, da), V)
+    ds = _diag(real(dS) if dtypes.is_complex(dt) else dS)
+    if not compute_uv:
+        return [s], [ds]
+    k = _shape(s)[-1]
+    nb = len(batch)
+    sq = (*batch, k, k)
+    s_dim = broadcast_in_dim(s, sq, (*range(nb), nb + 1))  # s[..., None, :]
+    s_dimT = broadcast_in_dim(s, sq, tuple(range(nb + 1)))
+    s_diffs = mul(add(s_dim, s_dimT), sub(s_dim, s_dimT))
+    eye_r = _eye(get_aval(s).dtype, sq)
+    F = sub(div(_const(1, s_diffs), add(s_diffs, eye_r)), eye_r)
+    s_dim_c = convert_element_type(s_dim, dt)
+    dSS = mul(s_dim_c, dS)
+    SdS = mul(convert_element_type(s_dimT, dt), dS)
+    s_zeros = convert_element_type(eq(s, _const(0, s)), get_aval(s).dtype)
+    s_inv = sub(div(_const(1, s), add(s, s_zeros)), s_zeros)
+    s_inv_mat = mul(broadcast_in_dim(s_inv, sq, (*range(nb), nb + 1)), eye_r)
+    dUdV_diag = mul(mul(_const(0.5, dS), sub(dS, _H(dS))), convert_element_type(s_inv_mat, dt))
+    Fc = convert_element_type(F, dt)
+    dU = _mm(U, add(mul(Fc, add(dSS, _H(dSS))), dUdV_diag))
+    dV = _mm(V, mul(Fc, add(SdS, _H(SdS))))
+    if m > n:
+        dAV = _mm(da, V)
+        corr = sub(dAV, _mm(U, _mm(Ut, dAV)))
+        dU = add(dU, div(corr, broadcast_in_dim(convert_element_type(s, dt), _shape(corr), (*range(nb), nb + 1))))
+    if n > m:
+        dAHU = _mm(_H(da), U)
+        corr = sub(dAHU, _mm(V, _mm(Vt, dAHU)))
+        dV = add(dV, div(corr, broadcast_in_dim(convert_element_type(s, dt), _shape(corr), (*range(nb), nb + 1))))
+    return [s, U, Vt], [ds, dU, _H(dV)]
+
+
+_batch_to_front(svd_p)
+
+
+@lowering_rules.register(svd_p)
+def _svd_lowering(ctx: LoweringRuleContext, x: str, *, full_matrices: bool, compute_uv: bool,
+                  subset_by_index: tuple[int, int] | None) -> list[str]:
+    aval = ctx.avals_in[0]
+    *batch, m, n = aval.shape
+    if not (subset_by_index is None or subset_by_index == (0, min(m, n))):
+        raise NotImplementedError("subset_by_index not implemented for CPU and GPU")
+    s_aval = ctx.avals_out[0]
+    if m == 0 or n == 0:
+        def empty(a: Array) -> list[Array]:
+            outs = [full(s_aval.shape, 0, s_aval.dtype)]
+            if compute_uv:
+                u_aval, vt_aval = ctx.avals_out[1:]
+                for o in (u_aval, vt_aval):
+                    outs.append(_eye(o.dtype, o.shape) if o.shape[-1] == o.shape[-2] and full_matrices
+                                else full(o.shape, 0, o.dtype))
+            return outs
+
+        return _inline(ctx, empty, [x], [aval], "svd_empty")
+    mode = ord("N") if not compute_uv else ord("A") if full_matrices else ord("S")
+    k = min(m, n)
+    u_aval = ShapedArray((*batch, m, m if full_matrices else k), aval.dtype)
+    vt_aval = ShapedArray((*batch, n if full_matrices else k, n), aval.dtype)
+    info = ShapedArray(tuple(batch), dtypes.to_dtype(np.int32))
+    _, s, u, vt, code = lapack.custom_call(ctx, lapack.target("gesdd_ffi", aval.dtype), [x], [aval],
+                                           [aval, s_aval, u_aval, vt_aval, info], {"mode": mode}, {0: 0})
+    if not compute_uv:
+        return _inline(ctx, lambda a, i: _nan_where_failed(i, False, a), [s, code], [s_aval, info], "svd_nan")
+    return _inline(ctx, lambda a, b, c, i: _nan_where_failed(i, False, a, b, c), [s, u, vt, code],
+                   [s_aval, u_aval, vt_aval, info], "svd_nan")
+
+
+class SvdResult(NamedTuple):
+    U: Array
+    S: Array
+    Vh: Array
+
+
+def svd(x: ArrayLike, *, full_matrices: bool = True, compute_uv: bool = True,
+        subset_by_index: tuple[int, int] | None = None) -> Any:
+    """Singular value decomposition (``lax.linalg.svd``): ``(u, s, vh)``, or ``s`` alone when
+    not ``compute_uv`` (LAPACK's divide-and-conquer ``gesdd``)."""
+    result = svd_p.bind(_as_array(x), full_matrices=bool(full_matrices), compute_uv=bool(compute_uv),
+                        subset_by_index=None if subset_by_index is None else (int(subset_by_index[0]),
+                                                                              int(subset_by_index[1])))
+    if compute_uv:
+        s, u, v = result
+        return u, s, v
+    return result[0]
+
+
+# -- eig[compute_left_eigenvectors, compute_right_eigenvectors] (CPU) --------------------------
+@attrs.frozen(kw_only=True)
+class EigParams:
+    """``eig[compute_left_eigenvectors, compute_right_eigenvectors]``: which eigenvectors
+    (besides the eigenvalues) are computed."""
+
+    compute_left_eigenvectors: bool
+    compute_right_eigenvectors: bool
+
+
+eig_p = Primitive("eig", multiple_results=True, params=EigParams)
+
+
+def _complex_dtype(dt: DType) -> DType:
+    return dtypes.to_dtype(np.complex128) if dt in (np.float64, np.complex128) else dtypes.to_dtype(np.complex64)
+
+
+@eig_p.def_abstract_eval
+def _eig_abstract_eval(x: ShapedArray, *, compute_left_eigenvectors: bool,
+                       compute_right_eigenvectors: bool) -> list[ShapedArray]:
+    _check_matrix("eig", x)
+    c = _complex_dtype(x.dtype)
+    outs = [ShapedArray(x.shape[:-1], c)]
+    outs += [ShapedArray(x.shape, c)] * (int(compute_left_eigenvectors) + int(compute_right_eigenvectors))
+    return outs
+
+
+_eig_run = _xla_impl(eig_p)
+
+
+@checked_impl(eig_p)
+def _eig_impl(x: NpArray, *, compute_left_eigenvectors: bool, compute_right_eigenvectors: bool) -> list[NpArray]:
+    return _eig_run(x, compute_left_eigenvectors=compute_left_eigenvectors,
+                    compute_right_eigenvectors=compute_right_eigenvectors)
+
+
+_batch_to_front(eig_p)
+
+
+@lowering_rules.register(eig_p)
+def _eig_lowering(ctx: LoweringRuleContext, x: str, *, compute_left_eigenvectors: bool,
+                  compute_right_eigenvectors: bool) -> list[str]:
+    aval = ctx.avals_in[0]
+    if not _on_cpu():
+        raise NotImplementedError("eig is only implemented on CPU (as in JAX's default backend)")
+    c = _complex_dtype(aval.dtype)
+    batch = aval.shape[:-2]
+    n = aval.shape[-1]
+    info = ShapedArray(batch, dtypes.to_dtype(np.int32))
+    vec = ShapedArray(aval.shape, c)
+    config = {"compute_left": ord("V" if compute_left_eigenvectors else "N"),
+              "compute_right": ord("V" if compute_right_eigenvectors else "N")}
+    real_input = not dtypes.is_complex(aval.dtype)
+    if real_input:
+        wpart = ShapedArray((*batch, n), aval.dtype)
+        wr, wi, vl, vr, code = lapack.custom_call(ctx, lapack.target("geev_ffi", aval.dtype), [x], [aval],
+                                                  [wpart, wpart, vec, vec, info], config)
+        ins, in_avals = [wr, wi, vl, vr, code], [wpart, wpart, vec, vec, info]
+    else:
+        w_aval = ShapedArray((*batch, n), c)
+        w, vl, vr, code = lapack.custom_call(ctx, lapack.target("geev_ffi", aval.dtype), [x], [aval],
+                                             [w_aval, vec, vec, info], config)
+        ins, in_avals = [w, vl, vr, code], [w_aval, vec, vec, info]
+
+    def post(*vals: Array) -> list[Array]:
+        if real_input:
+            wr_, wi_, vl_, vr_, code_ = vals
+            w_ = add(convert_element_type(wr_, c), mul(full(_shape(wi_), 1j, c), convert_element_type(wi_, c)))
+        else:
+            w_, vl_, vr_, code_ = vals
+        outs = [w_]
+        if compute_left_eigenvectors:
+            outs.append(vl_)
+        if compute_right_eigenvectors:
+            outs.append(vr_)
+        return _nan_where_failed(code_, False, *outs)
+
+    return _inline(ctx, post, ins, in_avals, "eig_post")
+
+
+def eig(x: ArrayLike, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True) -> list[Array]:
+    """Eigendecomposition of general square matrices (``lax.linalg.eig``, CPU): ``[w, vl, vr]``
+    (the eigenvector arrays only when requested), all complex."""
+    out: list[Array] = eig_p.bind(_as_array(x), compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                                  compute_right_eigenvectors=bool(compute_right_eigenvectors))
+    return list(out)
+
+
+# -- tridiagonal_solve: Thomas's algorithm in lax operations ------------------------------------
+def tridiagonal_solve(dl: ArrayLike, d: ArrayLike, du: ArrayLike, b: ArrayLike) -> Array:
+    """Solve the tridiagonal systems ``A x = b`` (``lax.linalg.tridiagonal_solve``): ``dl``, ``d``,
+    ``du`` are ``[..., m]`` diagonals (``dl[..., 0]`` and ``du[..., -1]`` unused), ``b`` is
+    ``[..., m, n]``. Thomas's algorithm without pivoting, as JAX's lax fallback."""
+    from fcore.lax.control_flow import scan
+
+    dla, da, dua, ba = (_as_array(v) for v in (dl, d, du, b))
+    m = _shape(da)[-1]
+    if _shape(ba)[-2] != m or not (_shape(dla) == _shape(da) == _shape(dua)):
+        raise ValueError(f"tridiagonal_solve: incompatible shapes dl {_shape(dla)}, d {_shape(da)}, du {_shape(dua)}, "
+                         f"b {_shape(ba)}")
+    nb = len(_shape(da)) - 1
+    # Move the system axis first so scan runs over it.
+    dlt, dt_, dut = (moveaxis(v, nb, 0) for v in (dla, da, dua))
+    bt = moveaxis(ba, nb, 0)
+
+    def fwd(carry: tuple[Array, Array], xs: tuple[Array, Array, Array, Array]) -> tuple[tuple[Array, Array], tuple[Array, Array]]:
+        cp_prev, dp_prev = carry
+        a_i, b_i, c_i, r_i = xs
+        denom = sub(b_i, mul(a_i, cp_prev))
+        cp = div(c_i, denom)
+        bshape = _shape(r_i)
+        denb = broadcast_in_dim(denom, bshape, tuple(range(len(bshape) - 1)))
+        ab = broadcast_in_dim(a_i, bshape, tuple(range(len(bshape) - 1)))
+        dp = div(sub(r_i, mul(ab, dp_prev)), denb)
+        return (cp, dp), (cp, dp)
+
+    zero_c = full(_shape(dt_)[1:], 0, get_aval(dt_).dtype)
+    zero_d = full(_shape(bt)[1:], 0, get_aval(bt).dtype)
+    _, (cps, dps) = scan(fwd, (zero_c, zero_d), (dlt, dt_, dut, bt))
+
+    def bwd(x_next: Array, xs: tuple[Array, Array]) -> tuple[Array, Array]:
+        cp, dp = xs
+        bshape = _shape(dp)
+        x = sub(dp, mul(broadcast_in_dim(cp, bshape, tuple(range(len(bshape) - 1))), x_next))
+        return x, x
+
+    _, xs = scan(bwd, zero_d, (cps, dps), reverse=True)
+    out: Array = moveaxis(xs, 0, nb)
+    return out
