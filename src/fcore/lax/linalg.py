@@ -51,7 +51,7 @@ from fcore.transforms.transpose import transpose_rules
 __all__ = [
     "cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eigh", "svd", "eig",
     "tridiagonal_solve", "symmetrize", "cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p",
-    "eig_p", "EighResult", "SvdResult",
+    "eig_p", "schur", "schur_p", "EighResult", "SvdResult",
 ]
 
 
@@ -1006,6 +1006,60 @@ def eig(x: ArrayLike, *, compute_left_eigenvectors: bool = True, compute_right_e
     out: list[Array] = eig_p.bind(_as_array(x), compute_left_eigenvectors=bool(compute_left_eigenvectors),
                                   compute_right_eigenvectors=bool(compute_right_eigenvectors))
     return list(out)
+
+
+# -- schur[compute_schur_vectors] (CPU) ----------------------------------------------------------
+@attrs.frozen(kw_only=True)
+class SchurParams:
+    """``schur[compute_schur_vectors]``: whether the Schur vectors ``Q`` are computed besides ``T``."""
+
+    compute_schur_vectors: bool
+
+
+schur_p = Primitive("schur", multiple_results=True, params=SchurParams)
+
+
+@schur_p.def_abstract_eval
+def _schur_abstract_eval(x: ShapedArray, *, compute_schur_vectors: bool) -> list[ShapedArray]:
+    _check_matrix("schur", x)
+    return [ShapedArray(x.shape, x.dtype)] * (2 if compute_schur_vectors else 1)
+
+
+_schur_run = _xla_impl(schur_p)
+
+
+@checked_impl(schur_p)
+def _schur_impl(x: NpArray, *, compute_schur_vectors: bool) -> list[NpArray]:
+    return _schur_run(x, compute_schur_vectors=compute_schur_vectors)
+
+
+_batch_to_front(schur_p)
+
+
+@lowering_rules.register(schur_p)
+def _schur_lowering(ctx: LoweringRuleContext, x: str, *, compute_schur_vectors: bool) -> list[str]:
+    aval = ctx.avals_in[0]
+    if not _on_cpu():
+        raise NotImplementedError("schur is only implemented on CPU (as in JAX)")
+    info = ShapedArray(aval.shape[:-2], dtypes.to_dtype(np.int32))
+    eigvals = ShapedArray(aval.shape[:-1], aval.dtype)
+    outs = [aval, aval, eigvals] + ([eigvals] if not dtypes.is_complex(aval.dtype) else []) + [info, info]
+    res = lapack.custom_call(ctx, lapack.target("gees_ffi", aval.dtype), [x], [aval], outs,
+                             {"mode": ord("V" if compute_schur_vectors else "N"), "sort": ord("N")}, {0: 0})
+    t, q, code = res[0], res[1], res[-1]
+    if compute_schur_vectors:
+        return _inline(ctx, lambda a, b, i: _nan_where_failed(i, False, a, b), [t, q, code], [aval, aval, info],
+                       "schur_nan")
+    return _inline(ctx, lambda a, i: _nan_where_failed(i, False, a), [t, code], [aval, info], "schur_nan")
+
+
+def schur(x: ArrayLike, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
+          select_callable: Any = None) -> Any:
+    """Schur decomposition ``x = Q T Q^H`` (``lax.linalg.schur``, CPU): ``(T, Q)``, or ``T`` alone."""
+    if sort_eig_vals:
+        raise NotImplementedError("The sort feature of LAPACK's gees routine is not implemented.")
+    out = schur_p.bind(_as_array(x), compute_schur_vectors=bool(compute_schur_vectors))
+    return (out[0], out[1]) if compute_schur_vectors else out[0]
 
 
 # -- tridiagonal_solve: Thomas's algorithm in lax operations ------------------------------------
