@@ -120,7 +120,7 @@ def _rows(x: Array, start: int, stop: int, axis: int) -> Array:
 
 def symmetrize(x: Array) -> Array:
     """``(x + x^H) / 2`` (``lax.linalg.symmetrize``)."""
-    return div(add(x, _H(x)), _const(2, x))
+    return div(add(x, _H(x)), 2.0)
 
 
 def _check_matrix(name: str, x: ShapedArray, square: bool = True) -> None:
