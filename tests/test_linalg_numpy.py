@@ -197,3 +197,25 @@ def test_property_solve_and_slogdet(n: int, batch: int, k: int) -> None:
     _check(fnp.linalg.slogdet(a), jnp.linalg.slogdet(a))
     x = np.asarray(fnp.linalg.solve(a, b))
     np.testing.assert_allclose(a @ x, b, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("strip_zeros", [True, False])
+def test_roots(strip_zeros: bool) -> None:
+    for p in [np.array([1.0, -3.0, 2.0], np.float32), np.array([0.0, 0.0, 1.0, 2.0, 5.0], np.float32),
+              np.array([2.0], np.float32), np.array([1, 0, -4], np.int32)]:
+        _check(fnp.roots(p, strip_zeros=strip_zeros), jnp.roots(p, strip_zeros=strip_zeros))
+    _check(fcore.jit(lambda v: fnp.roots(v, strip_zeros=False))(np.array([0.0, 1.0, -1.0], np.float32)),
+           jnp.roots(np.array([0.0, 1.0, -1.0], np.float32), strip_zeros=False))
+
+
+def test_polyfit() -> None:
+    x = np.linspace(0, 1, 10).astype(np.float32)
+    y = (3 * x**2 + 1 + 0.1 * np.sin(7 * x)).astype(np.float32)
+    y2 = np.stack([y, 2 * y], 1)
+    w = np.linspace(1, 2, 10).astype(np.float32)
+    cases: list[tuple[tuple[Any, ...], dict[str, Any]]] = [((x, y, 2), {}), ((x, y2, 3), {"full": True}), ((x, y, 2), {"cov": True, "w": w}),
+                     ((x, y2, 1), {"cov": "unscaled"})]
+    for args, kw in cases:
+        _check(fnp.polyfit(*args, **kw), jnp.polyfit(*args, **kw))
+    with pytest.raises(ValueError, match="deg >= 0"):
+        fnp.polyfit(x, y, -1)
