@@ -180,12 +180,47 @@ def test_triangular_solve_vmap(left_side: bool, which: str) -> None:
            jax.vmap(lambda p, q: jl.triangular_solve(p, q, **kw), in_axes=in_axes)(*args))
 
 
-def test_vector_right_hand_side_and_tridiagonal() -> None:
+def test_vector_right_hand_side() -> None:
     b = _mat((4,), np.float32)
     _same_bits(fl.triangular_solve(S, b, left_side=True, lower=True), jl.triangular_solve(S, b, left_side=True, lower=True))
-    dl, d, du = _mat((4,), np.float32), _mat((4,), np.float32) + 5, _mat((4,), np.float32)
-    dl[0] = du[-1] = 0
-    _close(fl.tridiagonal_solve(dl, d, du, R), jl.tridiagonal_solve(*(jnp.asarray(v) for v in (dl, d, du, R))))
+
+
+def _tridiagonal(batch: tuple[int, ...], m: int, dtype: Any) -> list[np.ndarray[Any, Any]]:
+    dl, d, du = (_mat((*batch, m), dtype) for _ in range(3))
+    d = d + 4
+    dl[..., 0] = 0
+    du[..., -1] = 0
+    return [dl, d, du, _mat((*batch, m, 3), dtype)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("perturb_singular", [False, True])
+def test_tridiagonal_solve(dtype: Any, perturb_singular: bool) -> None:
+    args = _tridiagonal((2,), 5, dtype)
+    with modes(x64=True):
+        want = jl.tridiagonal_solve(*(jnp.asarray(v) for v in args), perturb_singular=perturb_singular)
+        _same_bits(fl.tridiagonal_solve(*args, perturb_singular=perturb_singular), want)
+        _same_bits(fcore.jit(lambda *v: fl.tridiagonal_solve(*v, perturb_singular=perturb_singular))(*args), want)
+        # Thomas's algorithm, the lowering off the CPU, agrees to rounding.
+        _close(fcore.jit(lambda *v: fl._thomas(*v)[0])(*args), want, 1e-4)
+
+
+def test_tridiagonal_solve_grads_and_vmap() -> None:
+    args = _tridiagonal((2,), 5, np.float32)
+    jargs = [jnp.asarray(v) for v in args]
+    for argnum in range(4):
+        _close(fcore.grad(lambda *v: fnp.sum(fl.tridiagonal_solve(*v) ** 2), argnum)(*args),
+               jax.grad(lambda *v: jnp.sum(jl.tridiagonal_solve(*v) ** 2), argnum)(*jargs))
+    stacked_b = np.stack([args[3], args[3] * 2], 2)
+    _same_bits(fcore.vmap(fl.tridiagonal_solve, in_axes=(None, None, None, 2))(*args[:3], stacked_b),
+               jax.vmap(lambda p, q, r, t: jl.tridiagonal_solve(p, q, r, t), in_axes=(None, None, None, 2))(
+                   *jargs[:3], jnp.asarray(stacked_b)))
+    dls = np.stack([args[0], args[0] * 0.5])
+    _same_bits(fcore.vmap(fl.tridiagonal_solve, in_axes=(0, None, None, None))(dls, *args[1:]),
+               jax.vmap(lambda p, q, r, t: jl.tridiagonal_solve(p, q, r, t), in_axes=(0, None, None, None))(
+                   jnp.asarray(dls), *jargs[1:]))
+    with pytest.raises(TypeError, match="same shape"):
+        fl.tridiagonal_solve(args[0][..., :4], *args[1:])
 
 
 def test_lu_pivots_to_permutation() -> None:

@@ -51,7 +51,7 @@ from fcore.transforms.transpose import transpose_rules
 __all__ = [
     "cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eigh", "svd", "eig",
     "tridiagonal_solve", "symmetrize", "cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p",
-    "eig_p", "schur", "schur_p", "EighResult", "SvdResult",
+    "eig_p", "schur", "schur_p", "tridiagonal_solve_p", "EighResult", "SvdResult",
 ]
 
 
@@ -1062,22 +1062,128 @@ def schur(x: ArrayLike, *, compute_schur_vectors: bool = True, sort_eig_vals: bo
     return (out[0], out[1]) if compute_schur_vectors else out[0]
 
 
-# -- tridiagonal_solve: Thomas's algorithm in lax operations ------------------------------------
-def tridiagonal_solve(dl: ArrayLike, d: ArrayLike, du: ArrayLike, b: ArrayLike) -> Array:
-    """Solve the tridiagonal systems ``A x = b`` (``lax.linalg.tridiagonal_solve``): ``dl``, ``d``,
-    ``du`` are ``[..., m]`` diagonals (``dl[..., 0]`` and ``du[..., -1]`` unused), ``b`` is
-    ``[..., m, n]``. Thomas's algorithm without pivoting, as JAX's lax fallback."""
+# -- tridiagonal_solve[perturb_singular] --------------------------------------------------------
+@attrs.frozen(kw_only=True)
+class TridiagonalSolveParams:
+    """``tridiagonal_solve[perturb_singular]``: whether tiny pivots are perturbed (so numerically
+    singular systems still solve, as inverse iteration needs)."""
+
+    perturb_singular: bool
+
+
+tridiagonal_solve_p = Primitive("tridiagonal_solve", params=TridiagonalSolveParams)
+
+
+@tridiagonal_solve_p.def_abstract_eval
+def _tridiagonal_solve_abstract_eval(dl: ShapedArray, d: ShapedArray, du: ShapedArray, b: ShapedArray, *,
+                                     perturb_singular: bool) -> ShapedArray:
+    for v in (dl, d, du, b):
+        if not (dtypes.is_floating(v.dtype) or dtypes.is_complex(v.dtype)):
+            raise TypeError(f"tridiagonal_solve requires floating point or complex operands, got {v.str_short()}")
+    if not (dl.dtype == d.dtype == du.dtype == b.dtype):
+        raise TypeError("tridiagonal_solve requires operands of one dtype, got "
+                        + ", ".join(v.str_short() for v in (dl, d, du, b)))
+    if dl.shape != d.shape or dl.shape != du.shape:
+        raise TypeError("tridiagonal_solve requires that all diagonal arguments have the same shape.")
+    if len(b.shape) < 2 or dl.shape != b.shape[:-1]:
+        raise TypeError("tridiagonal_solve requires that the leading ndim-1 dimensions of b equal the dimensions of "
+                        "the diagonal arguments.")
+    return ShapedArray(b.shape, b.dtype)
+
+
+_tridiagonal_solve_run = _xla_impl(tridiagonal_solve_p)
+
+
+@checked_impl(tridiagonal_solve_p)
+def _tridiagonal_solve_impl(dl: NpArray, d: NpArray, du: NpArray, b: NpArray, *, perturb_singular: bool) -> NpArray:
+    return _tridiagonal_solve_run(dl, d, du, b, perturb_singular=perturb_singular)[0]
+
+
+def _tridiagonal_product(dl: Array, d: Array, du: Array, b: Array) -> Array:
+    """``A b`` for the tridiagonal ``A`` with diagonals ``dl``, ``d``, ``du``."""
+    shape = _shape(b)
+    nb = len(shape) - 2
+    m = shape[-2]
+    col = tuple(range(nb + 1))
+    y = mul(broadcast_in_dim(d, shape, col), b)
+    if m < 2:
+        return y
+    zero = np.zeros((), get_aval(b).dtype)
+    lower = mul(broadcast_in_dim(_rows(dl, 1, m, -1), (*shape[:-2], m - 1, shape[-1]), col), _rows(b, 0, m - 1, -2))
+    upper = mul(broadcast_in_dim(_rows(du, 0, m - 1, -1), (*shape[:-2], m - 1, shape[-1]), col), _rows(b, 1, m, -2))
+    cfg_lo = [(0, 0, 0)] * nb + [(1, 0, 0), (0, 0, 0)]
+    cfg_hi = [(0, 0, 0)] * nb + [(0, 1, 0), (0, 0, 0)]
+    return add(add(y, pad(lower, zero, cfg_lo)), pad(upper, zero, cfg_hi))
+
+
+@jvp_rules.register(tridiagonal_solve_p, symbolic_zeros=True)
+def _tridiagonal_solve_jvp(primals: list[Array], tangents: list[Tangent], *,
+                           perturb_singular: bool) -> tuple[Array, Tangent]:
+    """The derivative of a linear solve: ``dx = A^-1 (db - dA x)``."""
+    dl, d, du, _ = primals
+    *diags_dot, b_dot = tangents
+    ans: Array = tridiagonal_solve_p.bind(*primals, perturb_singular=perturb_singular)
+    if all(isinstance(t, Zero) for t in diags_dot):
+        if isinstance(b_dot, Zero):
+            return ans, Zero(get_aval(ans))
+        rhs = b_dot
+    else:
+        dots = [full(_shape(dl), 0, get_aval(dl).dtype) if isinstance(t, Zero) else t for t in diags_dot]
+        matvec_dot = _tridiagonal_product(dots[0], dots[1], dots[2], ans)
+        rhs = neg(matvec_dot) if isinstance(b_dot, Zero) else sub(b_dot, matvec_dot)
+    out: Array = tridiagonal_solve_p.bind(dl, d, du, rhs, perturb_singular=perturb_singular)
+    return ans, out
+
+
+@transpose_rules.register(tridiagonal_solve_p)
+def _tridiagonal_solve_transpose(ct: Any, dl: Array, d: Array, du: Array, b: UndefinedPrimal, *,
+                                 perturb_singular: bool) -> list[Any]:
+    """Linear in ``b``: solve with the transposed matrix (``du`` shifted down, ``dl`` up)."""
+    if isinstance(ct, Zero):
+        return [None, None, None, Zero(b.aval)]
+    m = _shape(d)[-1]
+    last = len(_shape(d)) - 1
+    zero_col = full((*_shape(d)[:-1], 1), 0, get_aval(d).dtype)
+    dl_t = concatenate([zero_col, _rows(du, 0, m - 1, -1)], last)
+    du_t = concatenate([_rows(dl, 1, m, -1), zero_col], last)
+    return [None, None, None, tridiagonal_solve_p.bind(dl_t, d, du_t, ct, perturb_singular=perturb_singular)]
+
+
+@batching_rules.register(tridiagonal_solve_p)
+def _tridiagonal_solve_batching(axis_size: int, vals: list[Array], dims: list[Dim], *,
+                                perturb_singular: bool) -> tuple[Array, Dim]:
+    dl, d, du, b = vals
+    bdl, bd, bdu, bb = dims
+    if bdl is None and bd is None and bdu is None:
+        assert bb is not None
+        y = moveaxis(b, bb, len(_shape(b)) - 2)
+        out_flat: Array = tridiagonal_solve_p.bind(dl, d, du, _merge_rows_last(y), perturb_singular=perturb_singular)
+        return _reshape(out_flat, _shape(y)), len(_shape(y)) - 2
+
+    def front(v: Array, dim: Dim) -> Array:
+        if dim is None:
+            return broadcast_in_dim(v, (axis_size, *_shape(v)), tuple(range(1, len(_shape(v)) + 1)))
+        moved: Array = moveaxis(v, dim, 0)
+        return moved
+
+    out: Array = tridiagonal_solve_p.bind(front(dl, bdl), front(d, bd), front(du, bdu), front(b, bb),
+                                          perturb_singular=perturb_singular)
+    return out, 0
+
+
+def _merge_rows_last(y: Array) -> Array:
+    """``(..., m, B, n) -> (..., m, B * n)``."""
+    s = _shape(y)
+    return _reshape(y, (*s[:-2], s[-2] * s[-1]))
+
+
+def _thomas(dl: Array, d: Array, du: Array, b: Array) -> list[Array]:
+    """Thomas's algorithm without pivoting in lax operations (JAX's lowering off the CPU)."""
     from fcore.lax.control_flow import scan
 
-    dla, da, dua, ba = (_as_array(v) for v in (dl, d, du, b))
-    m = _shape(da)[-1]
-    if _shape(ba)[-2] != m or not (_shape(dla) == _shape(da) == _shape(dua)):
-        raise ValueError(f"tridiagonal_solve: incompatible shapes dl {_shape(dla)}, d {_shape(da)}, du {_shape(dua)}, "
-                         f"b {_shape(ba)}")
-    nb = len(_shape(da)) - 1
-    # Move the system axis first so scan runs over it.
-    dlt, dt_, dut = (moveaxis(v, nb, 0) for v in (dla, da, dua))
-    bt = moveaxis(ba, nb, 0)
+    nb = len(_shape(d)) - 1
+    dlt, dt_, dut = (moveaxis(v, nb, 0) for v in (dl, d, du))
+    bt = moveaxis(b, nb, 0)
 
     def fwd(carry: tuple[Array, Array], xs: tuple[Array, Array, Array, Array]) -> tuple[tuple[Array, Array], tuple[Array, Array]]:
         cp_prev, dp_prev = carry
@@ -1085,9 +1191,8 @@ def tridiagonal_solve(dl: ArrayLike, d: ArrayLike, du: ArrayLike, b: ArrayLike) 
         denom = sub(b_i, mul(a_i, cp_prev))
         cp = div(c_i, denom)
         bshape = _shape(r_i)
-        denb = broadcast_in_dim(denom, bshape, tuple(range(len(bshape) - 1)))
-        ab = broadcast_in_dim(a_i, bshape, tuple(range(len(bshape) - 1)))
-        dp = div(sub(r_i, mul(ab, dp_prev)), denb)
+        lead = tuple(range(len(bshape) - 1))
+        dp = div(sub(r_i, mul(broadcast_in_dim(a_i, bshape, lead), dp_prev)), broadcast_in_dim(denom, bshape, lead))
         return (cp, dp), (cp, dp)
 
     zero_c = full(_shape(dt_)[1:], 0, get_aval(dt_).dtype)
@@ -1101,5 +1206,32 @@ def tridiagonal_solve(dl: ArrayLike, d: ArrayLike, du: ArrayLike, b: ArrayLike) 
         return x, x
 
     _, xs = scan(bwd, zero_d, (cps, dps), reverse=True)
-    out: Array = moveaxis(xs, 0, nb)
+    return [moveaxis(xs, 0, nb)]
+
+
+@lowering_rules.register(tridiagonal_solve_p)
+def _tridiagonal_solve_lowering(ctx: LoweringRuleContext, dl: str, d: str, du: str, b: str, *,
+                                perturb_singular: bool) -> str:
+    avals = ctx.avals_in
+    b_aval = avals[-1]
+    if not (_on_cpu() and lapack.supports(b_aval.dtype)):
+        if perturb_singular:
+            raise NotImplementedError("perturb_singular=True is not supported on this platform.")
+        return _inline(ctx, _thomas, [dl, d, du, b], avals, "tridiagonal_solve")[0]
+    if perturb_singular:
+        lapack.target("gtsv_ffi", b_aval.dtype)  # registers the handlers
+        return lapack.custom_call(ctx, "tridiagonal_solve_perturbed_ffi", [dl, d, du, b], avals, [b_aval])[0]
+    info = ShapedArray(b_aval.shape[:-2], dtypes.to_dtype(np.int32))
+    *_, out, code = lapack.custom_call(ctx, lapack.target("gtsv_ffi", b_aval.dtype), [dl, d, du, b], avals,
+                                       [*avals, info], {}, {0: 0, 1: 1, 2: 2, 3: 3})
+    return _inline(ctx, lambda x, i: _nan_where_failed(i, False, x), [out, code], [b_aval, info], "gtsv_nan")[0]
+
+
+def tridiagonal_solve(dl: ArrayLike, d: ArrayLike, du: ArrayLike, b: ArrayLike, *,
+                      perturb_singular: bool = False) -> Array:
+    """Solve the tridiagonal systems ``A x = b`` (``lax.linalg.tridiagonal_solve``): ``dl``, ``d``,
+    ``du`` are ``[..., m]`` diagonals (``dl[..., 0]`` and ``du[..., -1]`` unused), ``b`` is
+    ``[..., m, n]`` (LAPACK's ``gtsv``, partial pivoting, on the CPU)."""
+    out: Array = tridiagonal_solve_p.bind(*(_as_array(v) for v in (dl, d, du, b)),
+                                          perturb_singular=bool(perturb_singular))
     return out
