@@ -214,11 +214,11 @@ def test_tridiagonal_solve_grads_and_vmap() -> None:
     stacked_b = np.stack([args[3], args[3] * 2], 2)
     _same_bits(fcore.vmap(fl.tridiagonal_solve, in_axes=(None, None, None, 2))(*args[:3], stacked_b),
                jax.vmap(lambda p, q, r, t: jl.tridiagonal_solve(p, q, r, t), in_axes=(None, None, None, 2))(
-                   *jargs[:3], jnp.asarray(stacked_b)))
+                   jargs[0], jargs[1], jargs[2], jnp.asarray(stacked_b)))
     dls = np.stack([args[0], args[0] * 0.5])
     _same_bits(fcore.vmap(fl.tridiagonal_solve, in_axes=(0, None, None, None))(dls, *args[1:]),
                jax.vmap(lambda p, q, r, t: jl.tridiagonal_solve(p, q, r, t), in_axes=(0, None, None, None))(
-                   jnp.asarray(dls), *jargs[1:]))
+                   jnp.asarray(dls), jargs[1], jargs[2], jargs[3]))
     with pytest.raises(TypeError, match="same shape"):
         fl.tridiagonal_solve(args[0][..., :4], *args[1:])
 
