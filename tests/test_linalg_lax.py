@@ -66,7 +66,14 @@ CASES: list[tuple[str, Callable[..., Any], Callable[..., Any], Callable[[Any], n
     ("qr", fl.qr, jl.qr, lambda dt: _mat((2, 5, 3), dt)),
     ("qr_reduced", lambda x: fl.qr(x, full_matrices=False), lambda x: jl.qr(x, full_matrices=False), lambda dt: _mat((5, 3), dt)),
     ("qr_wide", fl.qr, jl.qr, lambda dt: _mat((3, 5), dt)),
+    ("qr_pivoting", lambda x: fl.qr(x, pivoting=True), lambda x: jl.qr(x, pivoting=True), lambda dt: _mat((2, 5, 3), dt)),
+    ("qr_pivoting_wide", lambda x: fl.qr(x, pivoting=True, full_matrices=False),
+     lambda x: jl.qr(x, pivoting=True, full_matrices=False), lambda dt: _mat((3, 5), dt)),
     ("eigh", fl.eigh, jl.eigh, lambda dt: _spd((2, 4, 4), dt)),
+    ("eigh_qr", lambda x: fl.eigh(x, implementation=fl.EighImplementation.QR),
+     lambda x: jl.eigh(x, implementation=jl.EighImplementation.QR), lambda dt: _spd((4, 4), dt)),
+    ("svd_gesvd", lambda x: fl.svd(x, algorithm=fl.SvdAlgorithm.QR), lambda x: jl.svd(x, algorithm=jl.SvdAlgorithm.QR),
+     lambda dt: _mat((2, 5, 3), dt)),
     ("eigh_upper", lambda x: fl.eigh(x, lower=False, symmetrize_input=False),
      lambda x: jl.eigh(x, lower=False, symmetrize_input=False), lambda dt: _mat((4, 4), dt)),
     ("svd", fl.svd, jl.svd, lambda dt: _mat((2, 5, 3), dt)),
@@ -109,6 +116,13 @@ def test_failures_give_nans() -> None:
     _same_bits(fl.lu(singular), jl.lu(singular))
 
 
+def test_eig_vector_derivatives_need_opt_in() -> None:
+    with pytest.raises(NotImplementedError, match="enable_eigvec_derivs"):
+        fcore.jvp(fl.eig, (A,), (W,))
+    with pytest.raises(NotImplementedError, match="Jacobi"):
+        fl.svd(A, algorithm=fl.SvdAlgorithm.JACOBI)
+
+
 def test_shape_and_dtype_errors() -> None:
     with pytest.raises(ValueError, match="square"):
         fl.cholesky(np.ones((3, 4), np.float32))
@@ -139,6 +153,14 @@ GRADS: list[tuple[str, Callable[[Any], Any], Callable[[Any], Any], np.ndarray[An
     ("qr", lambda x: fnp.sum(fl.qr(x, full_matrices=False)[0] * W[:, :3]) + fnp.sum(fl.qr(x, full_matrices=False)[1] ** 2),
      lambda x: jnp.sum(jl.qr(x, full_matrices=False)[0] * W[:, :3]) + jnp.sum(jl.qr(x, full_matrices=False)[1] ** 2), R),
     ("qr_wide", lambda x: fnp.sum(fl.qr(x)[1] * W[:3]), lambda x: jnp.sum(jl.qr(x)[1] * W[:3]), R.T.copy()),
+    ("qr_full_tall", lambda x: fnp.sum(fl.qr(x)[0] ** 3) + fnp.sum(fl.qr(x)[1] * W[:, :3]),
+     lambda x: jnp.sum(jl.qr(x)[0] ** 3) + jnp.sum(jl.qr(x)[1] * W[:, :3]), R),
+    ("qr_pivoting", lambda x: fnp.sum(fl.qr(x, pivoting=True)[0] ** 3) + fnp.sum(fl.qr(x, pivoting=True)[1] ** 3),
+     lambda x: jnp.sum(jl.qr(x, pivoting=True)[0] ** 3) + jnp.sum(jl.qr(x, pivoting=True)[1] ** 3), R.T.copy()),
+    ("eigvals", lambda x: fnp.sum(fnp.abs(fl.eig(x, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0])),
+     lambda x: jnp.sum(jnp.abs(jl.eig(x, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0])), A),
+    ("eig_vectors", lambda x: fnp.sum(fnp.abs(fl.eig(x, enable_eigvec_derivs=True)[2]) ** 2 * W),
+     lambda x: jnp.sum(jnp.abs(jl.eig(x, enable_eigvec_derivs=True)[2]) ** 2 * W), A),
     ("eigh", lambda x: fnp.sum(fl.eigh(x)[1] * W[0]) + fnp.sum(fnp.abs(fl.eigh(x)[0][:, 0])),
      lambda x: jnp.sum(jl.eigh(x)[1] * W[0]) + jnp.sum(jnp.abs(jl.eigh(x)[0][:, 0])), S),
     ("svd", lambda x: fnp.sum(fl.svd(x, full_matrices=False)[1] * W[0, :3]) + fnp.sum(fl.svd(x, full_matrices=False)[0] * W[:, :3]),

@@ -14,6 +14,7 @@ lax functions traced and inlined (``_inline``).
 
 from __future__ import annotations
 
+import enum
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -32,15 +33,18 @@ from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr, Jaxpr
 from fcore.ir.dtypes import DType
 from fcore.ir.params import ParamValue
+from fcore.ir.parser import register_param_enum
 from fcore.lax._base import ArrayLike, NpArray, checked_impl
 from fcore.lax._primitive import Primitive
 from fcore.lax.call import launch_for
 from fcore.lax.control_flow import fori_loop
 from fcore.lax.dot import batch_matmul
+from fcore.lax.elementwise import abs as abs_
+from fcore.lax.elementwise import complex as complex_
 from fcore.lax.elementwise import (
-    add, conj, convert_element_type, div, eq, ge, integer_pow, mul, neg, real, select, sub,
+    add, conj, convert_element_type, div, eq, ge, imag, integer_pow, mul, neg, real, select, sub,
 )
-from fcore.lax.reductions import reduce_sum
+from fcore.lax.reductions import argmax, reduce_sum
 from fcore.lax.shapes import broadcast_in_dim, broadcasted_iota, concatenate, full, pad, transpose
 from fcore.lax.slicing import slice as lax_slice
 from fcore.transforms.ad_util import Tangent, UndefinedPrimal, Zero
@@ -51,11 +55,11 @@ from fcore.transforms.transpose import transpose_rules
 __all__ = [
     "cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eigh", "svd", "eig",
     "tridiagonal_solve", "symmetrize", "cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p",
-    "eig_p", "schur", "schur_p", "tridiagonal_solve_p", "EighResult", "SvdResult",
+    "eig_p", "schur", "schur_p", "tridiagonal_solve_p", "EighResult", "SvdResult", "EighImplementation", "SvdAlgorithm",
 ]
 
 
-# -- matrix helpers in lax operations ----------------------------------------------------------
+# -- matrix helpers in lax operations --------------------------------------------------------------
 def _shape(x: ArrayLike) -> tuple[int, ...]:
     return tuple(get_aval(x).shape)
 
@@ -118,6 +122,15 @@ def _rows(x: Array, start: int, stop: int, axis: int) -> Array:
     return lax_slice(x, lo, hi)
 
 
+def _permutation_matrix(permutation: Array, dtype: DType) -> Array:
+    """``P`` with ``P[..., i, j] = (permutation[..., i] == j)``: ``P @ x`` is ``x[..., permutation, :]``."""
+    *batch, m = _shape(permutation)
+    nb = len(batch)
+    shape = (*batch, m, m)
+    perm = broadcast_in_dim(permutation, shape, tuple(range(nb + 1)))
+    return convert_element_type(eq(perm, broadcasted_iota(np.int32, shape, nb + 1)), dtype)
+
+
 def symmetrize(x: Array) -> Array:
     """``(x + x^H) / 2`` (``lax.linalg.symmetrize``)."""
     return div(add(x, _H(x)), 2.0)
@@ -140,7 +153,7 @@ def _real_dtype(dt: DType) -> DType:
     return dt
 
 
-# -- lowering and eager machinery shared by the blocks ----------------------------------------
+# -- lowering and eager machinery shared by the blocks ---------------------------------------------
 _traced: dict[tuple[object, ...], ClosedJaxpr] = {}
 _lock = threading.Lock()
 
@@ -217,7 +230,7 @@ def _on_cpu() -> bool:
     return platform() == "cpu"
 
 
-# -- cholesky ----------------------------------------------------------------------------------
+# -- cholesky --------------------------------------------------------------------------------------
 @attrs.frozen(kw_only=True)
 class CholeskyParams:
     """``cholesky``: no parameters (the lower factor, computed from the lower triangle)."""
@@ -284,7 +297,7 @@ def _as_array(x: ArrayLike) -> Array:
     return asarray(x, "lax.linalg")
 
 
-# -- triangular_solve[left_side, lower, transpose_a, conjugate_a, unit_diagonal] ----------------
+# -- triangular_solve[left_side, lower, transpose_a, conjugate_a, unit_diagonal] -------------------
 @attrs.frozen(kw_only=True)
 class TriangularSolveParams:
     """``triangular_solve``: ``op(a) x = b`` (``left_side``) or ``x op(a) = b``, reading the lower
@@ -467,7 +480,7 @@ def triangular_solve(a: ArrayLike, b: ArrayLike, *, left_side: bool = False, low
     return out
 
 
-# -- lu: (lu, pivots, permutation) -------------------------------------------------------------
+# -- lu: (lu, pivots, permutation) -----------------------------------------------------------------
 @attrs.frozen(kw_only=True)
 class LuParams:
     """``lu``: no parameters (partial pivoting, LAPACK's ``getrf``)."""
@@ -503,20 +516,10 @@ def _lu_jvp_inner(lu_: Array, a_dot: Array, permutation: Array) -> Array:
     l = add(l, _eye(dt, (*batch, m, m)))
     u_eye = pad(_eye(dt, (*batch, n - k, n - k)), zero, [(0, 0, 0)] * nb + [(k, 0, 0), (k, 0, 0)])
     u = add(pad(_triu(_rows(lu_, 0, k, -2)), zero, [(0, 0, 0)] * nb + [(0, n - k, 0), (0, 0, 0)]), u_eye)
-    la = triangular_solve(l, _permute_rows(a_dot, permutation), left_side=True, transpose_a=False, lower=True,
+    la = triangular_solve(l, _mm(_permutation_matrix(permutation, dt), a_dot), left_side=True, transpose_a=False, lower=True,
                           unit_diagonal=True)
     lau = triangular_solve(u, la, left_side=False, transpose_a=False, lower=False)
     return add(_mm(l, _tril(lau, -1)), _mm(_triu(lau), u))
-
-
-def _permute_rows(x: Array, permutation: Array) -> Array:
-    """``x[..., permutation, :]`` as a one-hot matrix product (exact: one nonzero per row)."""
-    *batch, m, _ = _shape(x)
-    nb = len(batch)
-    shape = (*batch, m, m)
-    perm = broadcast_in_dim(permutation, shape, tuple(range(nb + 1)))
-    onehot = convert_element_type(eq(perm, broadcasted_iota(np.int32, shape, nb + 1)), get_aval(x).dtype)
-    return _mm(onehot, x)
 
 
 @jvp_rules.register(lu_p)
@@ -582,31 +585,37 @@ def lu(x: ArrayLike) -> tuple[Array, Array, Array]:
     return lu_, pivots, permutation
 
 
-# -- qr[full_matrices] -------------------------------------------------------------------------
+# -- qr[full_matrices, pivoting, use_magma] --------------------------------------------------------
 @attrs.frozen(kw_only=True)
 class QrParams:
-    """``qr[full_matrices]``: ``q`` is ``m x m`` (full) or ``m x min(m, n)`` (reduced)."""
+    """``qr[full_matrices, pivoting, use_magma]``: ``q`` is ``m x m`` (full) or ``m x min(m, n)``
+    (reduced); with ``pivoting`` the columns are pivoted (LAPACK's ``geqp3``) and the column
+    permutation is a third result; ``use_magma`` matters on GPUs only."""
 
     full_matrices: bool
+    pivoting: bool
+    use_magma: bool | None
 
 
 qr_p = Primitive("qr", multiple_results=True, params=QrParams)
 
 
 @qr_p.def_abstract_eval
-def _qr_abstract_eval(x: ShapedArray, *, full_matrices: bool) -> list[ShapedArray]:
+def _qr_abstract_eval(x: ShapedArray, *, full_matrices: bool, pivoting: bool,
+                      use_magma: bool | None) -> list[ShapedArray]:
     _check_matrix("qr", x, square=False)
     *batch, m, n = x.shape
     k = m if full_matrices else min(m, n)
-    return [ShapedArray((*batch, m, k), x.dtype), ShapedArray((*batch, k, n), x.dtype)]
+    outs = [ShapedArray((*batch, m, k), x.dtype), ShapedArray((*batch, k, n), x.dtype)]
+    return [*outs, ShapedArray((*batch, n), dtypes.to_dtype(np.int32))] if pivoting else outs
 
 
 _qr_run = _xla_impl(qr_p)
 
 
 @checked_impl(qr_p)
-def _qr_impl(x: NpArray, *, full_matrices: bool) -> list[NpArray]:
-    return _qr_run(x, full_matrices=full_matrices)
+def _qr_impl(x: NpArray, *, full_matrices: bool, pivoting: bool, use_magma: bool | None) -> list[NpArray]:
+    return _qr_run(x, full_matrices=full_matrices, pivoting=pivoting, use_magma=use_magma)
 
 
 def _thin_qr_jvp(q: Array, r: Array, dx: Array) -> tuple[Array, Array]:
@@ -625,20 +634,50 @@ def _thin_qr_jvp(q: Array, r: Array, dx: Array) -> tuple[Array, Array]:
     return dq, dr
 
 
+def _lu_solve(lu_: Array, permutation: Array, b: Array, adjoint: bool) -> Array:
+    """``a^-1 b`` (or ``a^-H b``) for ``[..., m, k]`` ``b`` from ``a``'s LU factors."""
+    p = _permutation_matrix(permutation, get_aval(b).dtype)
+    if not adjoint:
+        x = triangular_solve(lu_, _mm(p, b), left_side=True, lower=True, unit_diagonal=True)
+        return triangular_solve(lu_, x, left_side=True, lower=False)
+    x = triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True, conjugate_a=True)
+    x = triangular_solve(lu_, x, left_side=True, lower=True, unit_diagonal=True, transpose_a=True, conjugate_a=True)
+    return _mm(_T(p), x)
+
+
 @jvp_rules.register(qr_p)
-def _qr_jvp(primals: list[Array], tangents: list[Array], *, full_matrices: bool) -> tuple[list[Array], list[Array]]:
+def _qr_jvp(primals: list[Array], tangents: list[Array], *, full_matrices: bool, pivoting: bool,
+            use_magma: bool | None) -> tuple[list[Array], list[Tangent]]:
     (x,), (dx,) = primals, tangents
-    q, r = qr_p.bind(x, full_matrices=full_matrices)
+    q, r, *p = qr_p.bind(x, full_matrices=full_matrices, pivoting=pivoting, use_magma=use_magma)
     *batch, m, n = _shape(x)
+    nb = len(batch)
+    dt = get_aval(x).dtype
+    if pivoting:
+        dx = _mm(dx, _T(_permutation_matrix(p[0], dt)))  # dx[..., p]
+    dp: list[Tangent] = [Zero(get_aval(p[0]))] if pivoting else []
     if m < n:
-        x2 = _rows(x, m, n, -1)
+        x2 = _rows(x, m, n, -1)  # unpivoted, as in JAX's rule
         dx1, dx2 = _rows(dx, 0, m, -1), _rows(dx, m, n, -1)
         dq, dr1 = _thin_qr_jvp(q, _rows(r, 0, m, -1), dx1)
         dr2 = add(_mm(_H(dq), x2), _mm(_H(q), dx2))
-        return [q, r], [dq, concatenate([dr1, dr2], len(batch) + 1)]
-    if full_matrices and m != n:
-        raise NotImplementedError("fcore: the jvp of qr with full_matrices=True for tall matrices is not implemented")
-    return [q, r], list(_thin_qr_jvp(q, r, dx))
+        return [q, r, *p], [dq, concatenate([dr1, dr2], nb + 1), *dp]
+    q_mn = _rows(q, 0, n, -1) if full_matrices else q
+    r_nn = _rows(r, 0, n, -2) if full_matrices else r
+    dq_mn, dr_nn = _thin_qr_jvp(q_mn, r_nn, dx)
+    if not full_matrices or m == n:
+        return [q, r, *p], [dq_mn, dr_nn, *dp]
+    # Tall, full matrices: arXiv:2409.13374, eqs. 32-33.
+    q_nn, q_pn = _rows(q_mn, 0, n, -2), _rows(q_mn, n, m, -2)
+    q_mp = _rows(q, n, m, -1)
+    dq_nn, dq_pn = _rows(dq_mn, 0, n, -2), _rows(dq_mn, n, m, -2)
+    lu_, _, perm = lu(sub(q_nn, _eye(dt, _shape(q_nn))))
+    z_pn_H = _lu_solve(lu_, perm, _H(q_pn), adjoint=True)
+    z_pn = _H(z_pn_H)
+    dq_mp = sub(_mm(dq_mn, z_pn_H), _mm(add(q_mn, _mm(q_mp, z_pn)), _H(sub(dq_pn, _mm(z_pn, dq_nn)))))
+    dq = concatenate([dq_mn, dq_mp], nb + 1)
+    dr = concatenate([dr_nn, full((*batch, m - n, n), 0, dt)], nb)
+    return [q, r, *p], [dq, dr, *dp]
 
 
 _batch_to_front(qr_p)
@@ -652,16 +691,30 @@ def _qr_pad(r: Array, pad_cols: int) -> list[Array]:
 
 
 @lowering_rules.register(qr_p)
-def _qr_lowering(ctx: LoweringRuleContext, x: str, *, full_matrices: bool) -> list[str]:
+def _qr_lowering(ctx: LoweringRuleContext, x: str, *, full_matrices: bool, pivoting: bool,
+                 use_magma: bool | None) -> list[str]:
     aval = ctx.avals_in[0]
-    q_aval, r_aval = ctx.avals_out
+    q_aval, r_aval = ctx.avals_out[:2]
     *batch, m, n = aval.shape
+    i32 = dtypes.to_dtype(np.int32)
+    p_aval = ShapedArray((*batch, n), i32)
     if m == 0 or n == 0:
-        return _inline(ctx, lambda a: [_eye(aval.dtype, q_aval.shape), full(r_aval.shape, 0, aval.dtype)],
-                       [x], [aval], "qr_empty")
+        def empty(a: Array) -> list[Array]:
+            outs = [_eye(aval.dtype, q_aval.shape), full(r_aval.shape, 0, aval.dtype)]
+            return [*outs, full(p_aval.shape, 0, i32)] if pivoting else outs
+
+        return _inline(ctx, empty, [x], [aval], "qr_empty")
     k = min(m, n)
     tau_aval = ShapedArray((*batch, k), aval.dtype)
-    r, taus = lapack.custom_call(ctx, lapack.target("geqrf_ffi", aval.dtype), [x], [aval], [aval, tau_aval], {}, {0: 0})
+    p_out: list[str] = []
+    if pivoting:
+        (jpvt,) = _inline(ctx, lambda a: [full(p_aval.shape, 0, i32)], [x], [aval], "qr_jpvt")
+        r, piv, taus = lapack.custom_call(ctx, lapack.target("geqp3_ffi", aval.dtype), [x, jpvt], [aval, p_aval],
+                                          [aval, p_aval, tau_aval], {}, {0: 0, 1: 1})
+        p_out = _inline(ctx, lambda v: [sub(v, full(p_aval.shape, 1, i32))], [piv], [p_aval], "qr_pivots")
+    else:
+        r, taus = lapack.custom_call(ctx, lapack.target("geqrf_ffi", aval.dtype), [x], [aval], [aval, tau_aval], {},
+                                     {0: 0})
     if m < n:
         q_in_aval = ShapedArray((*batch, m, m), aval.dtype)
         (q_in,) = _inline(ctx, lambda a: [_rows(_rows(a, 0, m, -2), 0, m, -1)], [r], [aval], "qr_square")
@@ -670,31 +723,42 @@ def _qr_lowering(ctx: LoweringRuleContext, x: str, *, full_matrices: bool) -> li
         (q_in,) = _inline(ctx, lambda a: _qr_pad(a, m - n), [r], [aval], "qr_pad")
     else:
         q_in_aval, q_in = aval, r
-    (q,) = lapack.custom_call(ctx, lapack.target("ungqr_ffi" if dtypes.is_complex(aval.dtype) else "orgqr_ffi", aval.dtype), [q_in, taus], [q_in_aval, tau_aval],
-                              [q_in_aval], {}, {0: 0})
+    orgqr = "ungqr_ffi" if dtypes.is_complex(aval.dtype) else "orgqr_ffi"
+    (q,) = lapack.custom_call(ctx, lapack.target(orgqr, aval.dtype), [q_in, taus], [q_in_aval, tau_aval], [q_in_aval],
+                              {}, {0: 0})
     rows = r_aval.shape[-2]
     (r_out,) = _inline(ctx, lambda a: [_triu(_rows(a, 0, rows, -2))], [r], [aval], "qr_triu")
-    return [q, r_out]
+    return [q, r_out, *p_out]
 
 
-def qr(x: ArrayLike, *, pivoting: bool = False, full_matrices: bool = True) -> tuple[Array, Array]:
+def qr(x: ArrayLike, *, pivoting: bool = False, full_matrices: bool = True, use_magma: bool | None = None) -> Any:
     """QR decomposition (``lax.linalg.qr``): ``(q, r)`` with ``x = q @ r``, ``q`` with orthonormal
-    columns and ``r`` upper triangular (LAPACK's ``geqrf`` then ``orgqr``)."""
-    if pivoting:
-        raise NotImplementedError("fcore: qr(pivoting=True) is not implemented")
-    q, r = qr_p.bind(_as_array(x), full_matrices=bool(full_matrices))
-    return q, r
+    columns and ``r`` upper triangular (LAPACK's ``geqrf`` then ``orgqr``); with ``pivoting``,
+    ``(q, r, p)`` with ``x[..., p] = q @ r`` (``geqp3``)."""
+    out = qr_p.bind(_as_array(x), full_matrices=bool(full_matrices), pivoting=bool(pivoting), use_magma=use_magma)
+    return tuple(out)
 
 
-# -- eigh[lower, sort_eigenvalues, subset_by_index] ---------------------------------------------
+# -- eigh[algorithm, lower, sort_eigenvalues, subset_by_index] -------------------------------------
 @attrs.frozen(kw_only=True)
 class EighParams:
-    """``eigh[lower, sort_eigenvalues, subset_by_index]``: which triangle is read, whether the
-    eigenvalues come sorted (LAPACK always sorts) and an optional index range of them."""
+    """``eigh[algorithm, lower, sort_eigenvalues, subset_by_index]``: the implementation (CPU:
+    ``None`` or ``QR``, LAPACK's ``syevd``), which triangle is read, whether the eigenvalues come
+    sorted (LAPACK always sorts) and an optional index range of them."""
 
+    algorithm: EighImplementation | None
     lower: bool
     sort_eigenvalues: bool
     subset_by_index: tuple[int, int] | None
+
+
+@register_param_enum
+class EighImplementation(enum.Enum):
+    """Which eigh algorithm (``lax.linalg.EighImplementation``); the CPU has ``QR`` (LAPACK)."""
+
+    QR = "qr"
+    JACOBI = "jacobi"
+    QDWH = "qdwh"
 
 
 eigh_p = Primitive("eigh", multiple_results=True, params=EighParams)
@@ -702,7 +766,7 @@ eigh_p = Primitive("eigh", multiple_results=True, params=EighParams)
 
 @eigh_p.def_abstract_eval
 def _eigh_abstract_eval(x: ShapedArray, *, lower: bool, sort_eigenvalues: bool,
-                        subset_by_index: tuple[int, int] | None) -> list[ShapedArray]:
+                        subset_by_index: tuple[int, int] | None, algorithm: EighImplementation | None) -> list[ShapedArray]:
     _check_matrix("eigh", x, square=False)
     if x.shape[-1] != x.shape[-2]:
         raise ValueError(f"Argument to symmetric eigendecomposition must have shape [..., n, n], got shape {x.shape}")
@@ -716,13 +780,13 @@ _eigh_run = _xla_impl(eigh_p)
 
 @checked_impl(eigh_p)
 def _eigh_impl(x: NpArray, *, lower: bool, sort_eigenvalues: bool,
-               subset_by_index: tuple[int, int] | None) -> list[NpArray]:
-    return _eigh_run(x, lower=lower, sort_eigenvalues=sort_eigenvalues, subset_by_index=subset_by_index)
+               subset_by_index: tuple[int, int] | None, algorithm: EighImplementation | None) -> list[NpArray]:
+    return _eigh_run(x, lower=lower, sort_eigenvalues=sort_eigenvalues, subset_by_index=subset_by_index, algorithm=algorithm)
 
 
 @jvp_rules.register(eigh_p)
 def _eigh_jvp(primals: list[Array], tangents: list[Array], *, lower: bool, sort_eigenvalues: bool,
-              subset_by_index: tuple[int, int] | None) -> tuple[list[Array], list[Array]]:
+              subset_by_index: tuple[int, int] | None, algorithm: EighImplementation | None) -> tuple[list[Array], list[Array]]:
     """Nondegenerate perturbation theory: ``dw = diag(V^H dA V)``, ``dV = V (F * V^H dA V)``."""
     (a,), (a_dot,) = primals, tangents
     aval = get_aval(a)
@@ -730,7 +794,7 @@ def _eigh_jvp(primals: list[Array], tangents: list[Array], *, lower: bool, sort_
     if not (subset_by_index is None or subset_by_index == (0, n)):
         raise NotImplementedError("Derivatives not defined for partial eigen decomposition.")
     v, w_real = eigh_p.bind(symmetrize(a), lower=lower, sort_eigenvalues=sort_eigenvalues,
-                            subset_by_index=subset_by_index)
+                            subset_by_index=subset_by_index, algorithm=algorithm)
     w = convert_element_type(w_real, aval.dtype)
     shape = aval.shape
     nb = len(shape) - 2
@@ -749,12 +813,14 @@ _batch_to_front(eigh_p)
 
 @lowering_rules.register(eigh_p)
 def _eigh_lowering(ctx: LoweringRuleContext, x: str, *, lower: bool, sort_eigenvalues: bool,
-                   subset_by_index: tuple[int, int] | None) -> list[str]:
+                   subset_by_index: tuple[int, int] | None, algorithm: EighImplementation | None) -> list[str]:
     aval = ctx.avals_in[0]
     v_aval, w_aval = ctx.avals_out
     n = aval.shape[-1]
     if not (subset_by_index is None or subset_by_index == (0, n)):
         raise NotImplementedError("subset_by_index not supported on CPU and GPU")
+    if algorithm in (EighImplementation.JACOBI, EighImplementation.QDWH):
+        raise NotImplementedError(f"the {algorithm.name} implementation of eigh is not supported on CPU")
     info = ShapedArray(aval.shape[:-2], dtypes.to_dtype(np.int32))
     fn = ("heevd_ffi" if dtypes.is_complex(aval.dtype) else "syevd_ffi")
     v, w, code = lapack.custom_call(ctx, lapack.target(fn, aval.dtype), [x], [aval], [v_aval, w_aval, info],
@@ -769,28 +835,43 @@ class EighResult(NamedTuple):
 
 
 def eigh(x: ArrayLike, *, lower: bool = True, symmetrize_input: bool = True, sort_eigenvalues: bool = True,
-         subset_by_index: tuple[int, int] | None = None) -> tuple[Array, Array]:
+         subset_by_index: tuple[int, int] | None = None,
+         implementation: EighImplementation | None = None) -> tuple[Array, Array]:
     """Eigendecomposition of Hermitian matrices (``lax.linalg.eigh``): ``(v, w)``, eigenvectors
     as columns of ``v`` and ascending eigenvalues ``w`` (real)."""
     xa = _as_array(x)
     if symmetrize_input:
         _check_matrix("eigh", get_aval(xa))
         xa = symmetrize(xa)
-    v, w = eigh_p.bind(xa, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues),
+    v, w = eigh_p.bind(xa, algorithm=implementation, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues),
                        subset_by_index=None if subset_by_index is None else (int(subset_by_index[0]),
                                                                              int(subset_by_index[1])))
     return v, w
 
 
-# -- svd[full_matrices, compute_uv, subset_by_index] --------------------------------------------
+# -- svd[algorithm, compute_uv, full_matrices, subset_by_index] ------------------------------------
 @attrs.frozen(kw_only=True)
 class SvdParams:
-    """``svd[full_matrices, compute_uv, subset_by_index]``: square or reduced ``u``/``vh``,
-    whether they are computed at all (else only ``s``), and an optional index range."""
+    """``svd[algorithm, compute_uv, full_matrices, subset_by_index]``: the LAPACK driver (``gesdd``
+    by default, ``gesvd`` for ``QR``), whether ``u``/``vh`` are computed at all (else only
+    ``s``), square or reduced ``u``/``vh``, and an optional index range."""
 
+    algorithm: SvdAlgorithm | None
     full_matrices: bool
     compute_uv: bool
     subset_by_index: tuple[int, int] | None
+
+
+@register_param_enum
+class SvdAlgorithm(enum.Enum):
+    """Which SVD algorithm (``lax.linalg.SvdAlgorithm``); the CPU has divide and conquer
+    (``DEFAULT``, LAPACK's ``gesdd``) and ``QR`` (``gesvd``)."""
+
+    DEFAULT = "default"
+    QR = "QR"
+    JACOBI = "Jacobi"
+    POLAR = "polar"
+    DIVIDE_AND_CONQUER = "divide_and_conquer"
 
 
 svd_p = Primitive("svd", multiple_results=True, params=SvdParams)
@@ -798,7 +879,7 @@ svd_p = Primitive("svd", multiple_results=True, params=SvdParams)
 
 @svd_p.def_abstract_eval
 def _svd_abstract_eval(x: ShapedArray, *, full_matrices: bool, compute_uv: bool,
-                       subset_by_index: tuple[int, int] | None) -> list[ShapedArray]:
+                       subset_by_index: tuple[int, int] | None, algorithm: SvdAlgorithm | None) -> list[ShapedArray]:
     _check_matrix("svd", x, square=False)
     *batch, m, n = x.shape
     rank = min(m, n)
@@ -818,17 +899,17 @@ _svd_run = _xla_impl(svd_p)
 
 @checked_impl(svd_p)
 def _svd_impl(x: NpArray, *, full_matrices: bool, compute_uv: bool,
-              subset_by_index: tuple[int, int] | None) -> list[NpArray]:
-    return _svd_run(x, full_matrices=full_matrices, compute_uv=compute_uv, subset_by_index=subset_by_index)
+              subset_by_index: tuple[int, int] | None, algorithm: SvdAlgorithm | None) -> list[NpArray]:
+    return _svd_run(x, full_matrices=full_matrices, compute_uv=compute_uv, subset_by_index=subset_by_index, algorithm=algorithm)
 
 
 @jvp_rules.register(svd_p)
 def _svd_jvp(primals: list[Array], tangents: list[Array], *, full_matrices: bool, compute_uv: bool,
-             subset_by_index: tuple[int, int] | None) -> tuple[list[Array], list[Array]]:
+             subset_by_index: tuple[int, int] | None, algorithm: SvdAlgorithm | None) -> tuple[list[Array], list[Array]]:
     (a,), (da,) = primals, tangents
     aval = get_aval(a)
     dt = aval.dtype
-    s, U, Vt = svd_p.bind(a, full_matrices=False, compute_uv=True, subset_by_index=subset_by_index)
+    s, U, Vt = svd_p.bind(a, full_matrices=False, compute_uv=True, subset_by_index=subset_by_index, algorithm=algorithm)
     *batch, m, n = aval.shape
     if compute_uv and full_matrices and m != n:
         raise NotImplementedError("Singular value decomposition JVP not implemented for full matrices")
@@ -871,7 +952,7 @@ _batch_to_front(svd_p)
 
 @lowering_rules.register(svd_p)
 def _svd_lowering(ctx: LoweringRuleContext, x: str, *, full_matrices: bool, compute_uv: bool,
-                  subset_by_index: tuple[int, int] | None) -> list[str]:
+                  subset_by_index: tuple[int, int] | None, algorithm: SvdAlgorithm | None) -> list[str]:
     aval = ctx.avals_in[0]
     *batch, m, n = aval.shape
     if not (subset_by_index is None or subset_by_index == (0, min(m, n))):
@@ -888,12 +969,15 @@ def _svd_lowering(ctx: LoweringRuleContext, x: str, *, full_matrices: bool, comp
             return outs
 
         return _inline(ctx, empty, [x], [aval], "svd_empty")
+    if algorithm in (SvdAlgorithm.JACOBI, SvdAlgorithm.POLAR):
+        raise NotImplementedError("The SVD Jacobi and Polar algorithms are not implemented on CPU.")
+    driver = "gesvd_ffi" if algorithm == SvdAlgorithm.QR else "gesdd_ffi"
     mode = ord("N") if not compute_uv else ord("A") if full_matrices else ord("S")
     k = min(m, n)
     u_aval = ShapedArray((*batch, m, m if full_matrices else k), aval.dtype)
     vt_aval = ShapedArray((*batch, n if full_matrices else k, n), aval.dtype)
     info = ShapedArray(tuple(batch), dtypes.to_dtype(np.int32))
-    _, s, u, vt, code = lapack.custom_call(ctx, lapack.target("gesdd_ffi", aval.dtype), [x], [aval],
+    _, s, u, vt, code = lapack.custom_call(ctx, lapack.target(driver, aval.dtype), [x], [aval],
                                            [aval, s_aval, u_aval, vt_aval, info], {"mode": mode}, {0: 0})
     if not compute_uv:
         return _inline(ctx, lambda a, i: _nan_where_failed(i, False, a), [s, code], [s_aval, info], "svd_nan")
@@ -908,10 +992,11 @@ class SvdResult(NamedTuple):
 
 
 def svd(x: ArrayLike, *, full_matrices: bool = True, compute_uv: bool = True,
-        subset_by_index: tuple[int, int] | None = None) -> Any:
+        subset_by_index: tuple[int, int] | None = None, algorithm: SvdAlgorithm | None = None) -> Any:
     """Singular value decomposition (``lax.linalg.svd``): ``(u, s, vh)``, or ``s`` alone when
     not ``compute_uv`` (LAPACK's divide-and-conquer ``gesdd``)."""
-    result = svd_p.bind(_as_array(x), full_matrices=bool(full_matrices), compute_uv=bool(compute_uv),
+    result = svd_p.bind(_as_array(x), algorithm=algorithm, full_matrices=bool(full_matrices),
+                        compute_uv=bool(compute_uv),
                         subset_by_index=None if subset_by_index is None else (int(subset_by_index[0]),
                                                                               int(subset_by_index[1])))
     if compute_uv:
@@ -920,14 +1005,18 @@ def svd(x: ArrayLike, *, full_matrices: bool = True, compute_uv: bool = True,
     return result[0]
 
 
-# -- eig[compute_left_eigenvectors, compute_right_eigenvectors] (CPU) --------------------------
+# -- eig[compute_left_eigenvectors, compute_right_eigenvectors, enable_eigvec_derivs, implementation] (CPU) ---
 @attrs.frozen(kw_only=True)
 class EigParams:
-    """``eig[compute_left_eigenvectors, compute_right_eigenvectors]``: which eigenvectors
-    (besides the eigenvalues) are computed."""
+    """``eig[compute_left_eigenvectors, compute_right_eigenvectors, enable_eigvec_derivs,
+    implementation]``: which eigenvectors (besides the eigenvalues) are computed, whether their
+    derivatives are allowed (they rely on assumptions JAX cannot check) and the implementation
+    (``None``: LAPACK's ``geev`` on the CPU)."""
 
     compute_left_eigenvectors: bool
     compute_right_eigenvectors: bool
+    enable_eigvec_derivs: bool
+    implementation: None
 
 
 eig_p = Primitive("eig", multiple_results=True, params=EigParams)
@@ -939,7 +1028,8 @@ def _complex_dtype(dt: DType) -> DType:
 
 @eig_p.def_abstract_eval
 def _eig_abstract_eval(x: ShapedArray, *, compute_left_eigenvectors: bool,
-                       compute_right_eigenvectors: bool) -> list[ShapedArray]:
+                       compute_right_eigenvectors: bool,
+                        enable_eigvec_derivs: bool, implementation: None) -> list[ShapedArray]:
     _check_matrix("eig", x)
     c = _complex_dtype(x.dtype)
     outs = [ShapedArray(x.shape[:-1], c)]
@@ -951,9 +1041,67 @@ _eig_run = _xla_impl(eig_p)
 
 
 @checked_impl(eig_p)
-def _eig_impl(x: NpArray, *, compute_left_eigenvectors: bool, compute_right_eigenvectors: bool) -> list[NpArray]:
+def _eig_impl(x: NpArray, *, compute_left_eigenvectors: bool, compute_right_eigenvectors: bool,
+                        enable_eigvec_derivs: bool, implementation: None) -> list[NpArray]:
     return _eig_run(x, compute_left_eigenvectors=compute_left_eigenvectors,
-                    compute_right_eigenvectors=compute_right_eigenvectors)
+                    compute_right_eigenvectors=compute_right_eigenvectors,
+                    enable_eigvec_derivs=enable_eigvec_derivs, implementation=implementation)
+
+
+def _solve(a: Array, b: Array) -> Array:
+    """``a^-1 b`` through LU (``a``: ``[..., n, n]``, ``b``: ``[..., n, k]``)."""
+    lu_, _, perm = lu(a)
+    return _lu_solve(lu_, perm, b, adjoint=False)
+
+
+def _eig_vec_jvp(w: Array, v: Array, da: Array) -> tuple[Array, Array]:
+    """Nondegenerate perturbation theory for eigenvectors normalized as LAPACK's ``geev`` does
+    (unit 2-norm, real largest-magnitude component); JAX's rule."""
+    shape = _shape(v)
+    nb = len(shape) - 2
+    dt = get_aval(v).dtype
+    eye_n = _eye(dt, shape)
+    w_cols = broadcast_in_dim(w, shape, (*range(nb), nb + 1))
+    w_rows = broadcast_in_dim(w, shape, tuple(range(nb + 1)))
+    fmat = sub(div(_const(1, eye_n), add(eye_n, sub(w_cols, w_rows))), eye_n)
+    P = _mm(_solve(v, da), v)
+    dw = _diag(P)
+    U = _mm(v, mul(fmat, P))
+    k = argmax(abs_(v), nb, np.int32)
+    mask = convert_element_type(eq(broadcasted_iota(np.int32, shape, nb), broadcast_in_dim(k, shape, (*range(nb), nb + 1))), dt)
+    c = complex_(neg(real(reduce_sum(mul(conj(v), U), (nb,)))),
+                 div(neg(imag(reduce_sum(mul(mask, U), (nb,)))), real(reduce_sum(mul(mask, v), (nb,)))))
+    return dw, add(U, mul(v, broadcast_in_dim(c, shape, (*range(nb), nb + 1))))
+
+
+@jvp_rules.register(eig_p)
+def _eig_jvp(primals: list[Array], tangents: list[Array], *, compute_left_eigenvectors: bool,
+             compute_right_eigenvectors: bool, enable_eigvec_derivs: bool,
+             implementation: None) -> tuple[list[Array], list[Array]]:
+    (a,), (da,) = primals, tangents
+    if (compute_left_eigenvectors or compute_right_eigenvectors) and not enable_eigvec_derivs:
+        raise NotImplementedError(
+            "Derivatives of non-symmetric eigenvectors are only valid under assumptions on the input that JAX "
+            "cannot check (see the enable_eigvec_derivs argument to jax.lax.linalg.eig). Pass "
+            "enable_eigvec_derivs=True to jax.lax.linalg.eig to opt in. See "
+            "https://github.com/jax-ml/jax/issues/2748 for discussion.")
+    outs = eig_p.bind(a, compute_left_eigenvectors=compute_left_eigenvectors, compute_right_eigenvectors=True,
+                      enable_eigvec_derivs=enable_eigvec_derivs, implementation=implementation)
+    w, vr = outs[0], outs[-1]
+    da_c = convert_element_type(da, get_aval(vr).dtype)
+    if not (compute_left_eigenvectors or compute_right_eigenvectors):
+        nd = len(_shape(vr))
+        return [w], [reduce_sum(mul(_solve(vr, da_c), _T(vr)), (nd - 1,))]
+    dw, dvr = _eig_vec_jvp(w, vr, da_c)
+    primal_out, tangent_out = [w], [dw]
+    if compute_left_eigenvectors:
+        _, dvl = _eig_vec_jvp(conj(w), outs[1], _H(da_c))
+        primal_out.append(outs[1])
+        tangent_out.append(dvl)
+    if compute_right_eigenvectors:
+        primal_out.append(vr)
+        tangent_out.append(dvr)
+    return primal_out, tangent_out
 
 
 _batch_to_front(eig_p)
@@ -961,7 +1109,8 @@ _batch_to_front(eig_p)
 
 @lowering_rules.register(eig_p)
 def _eig_lowering(ctx: LoweringRuleContext, x: str, *, compute_left_eigenvectors: bool,
-                  compute_right_eigenvectors: bool) -> list[str]:
+                  compute_right_eigenvectors: bool,
+                        enable_eigvec_derivs: bool, implementation: None) -> list[str]:
     aval = ctx.avals_in[0]
     if not _on_cpu():
         raise NotImplementedError("eig is only implemented on CPU (as in JAX's default backend)")
@@ -1000,27 +1149,33 @@ def _eig_lowering(ctx: LoweringRuleContext, x: str, *, compute_left_eigenvectors
     return _inline(ctx, post, ins, in_avals, "eig_post")
 
 
-def eig(x: ArrayLike, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True) -> list[Array]:
+def eig(x: ArrayLike, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True,
+        enable_eigvec_derivs: bool = False, implementation: None = None) -> list[Array]:
     """Eigendecomposition of general square matrices (``lax.linalg.eig``, CPU): ``[w, vl, vr]``
     (the eigenvector arrays only when requested), all complex."""
     out: list[Array] = eig_p.bind(_as_array(x), compute_left_eigenvectors=bool(compute_left_eigenvectors),
-                                  compute_right_eigenvectors=bool(compute_right_eigenvectors))
+                                  compute_right_eigenvectors=bool(compute_right_eigenvectors),
+                                  enable_eigvec_derivs=bool(enable_eigvec_derivs), implementation=implementation)
     return list(out)
 
 
-# -- schur[compute_schur_vectors] (CPU) ----------------------------------------------------------
+# -- schur[compute_schur_vectors, select_callable, sort_eig_vals] (CPU) ----------------------------
 @attrs.frozen(kw_only=True)
 class SchurParams:
-    """``schur[compute_schur_vectors]``: whether the Schur vectors ``Q`` are computed besides ``T``."""
+    """``schur[compute_schur_vectors, select_callable, sort_eig_vals]``: whether the Schur vectors
+    ``Q`` are computed besides ``T``; sorting is not implemented (as in JAX)."""
 
     compute_schur_vectors: bool
+    select_callable: None
+    sort_eig_vals: bool
 
 
 schur_p = Primitive("schur", multiple_results=True, params=SchurParams)
 
 
 @schur_p.def_abstract_eval
-def _schur_abstract_eval(x: ShapedArray, *, compute_schur_vectors: bool) -> list[ShapedArray]:
+def _schur_abstract_eval(x: ShapedArray, *, compute_schur_vectors: bool, select_callable: None,
+                        sort_eig_vals: bool) -> list[ShapedArray]:
     _check_matrix("schur", x)
     return [ShapedArray(x.shape, x.dtype)] * (2 if compute_schur_vectors else 1)
 
@@ -1029,18 +1184,23 @@ _schur_run = _xla_impl(schur_p)
 
 
 @checked_impl(schur_p)
-def _schur_impl(x: NpArray, *, compute_schur_vectors: bool) -> list[NpArray]:
-    return _schur_run(x, compute_schur_vectors=compute_schur_vectors)
+def _schur_impl(x: NpArray, *, compute_schur_vectors: bool, select_callable: None,
+                        sort_eig_vals: bool) -> list[NpArray]:
+    return _schur_run(x, compute_schur_vectors=compute_schur_vectors, select_callable=select_callable,
+                      sort_eig_vals=sort_eig_vals)
 
 
 _batch_to_front(schur_p)
 
 
 @lowering_rules.register(schur_p)
-def _schur_lowering(ctx: LoweringRuleContext, x: str, *, compute_schur_vectors: bool) -> list[str]:
+def _schur_lowering(ctx: LoweringRuleContext, x: str, *, compute_schur_vectors: bool, select_callable: None,
+                        sort_eig_vals: bool) -> list[str]:
     aval = ctx.avals_in[0]
     if not _on_cpu():
         raise NotImplementedError("schur is only implemented on CPU (as in JAX)")
+    if sort_eig_vals:
+        raise NotImplementedError("The sort feature of LAPACK's gees routine is not implemented.")
     info = ShapedArray(aval.shape[:-2], dtypes.to_dtype(np.int32))
     eigvals = ShapedArray(aval.shape[:-1], aval.dtype)
     outs = [aval, aval, eigvals] + ([eigvals] if not dtypes.is_complex(aval.dtype) else []) + [info, info]
@@ -1056,13 +1216,14 @@ def _schur_lowering(ctx: LoweringRuleContext, x: str, *, compute_schur_vectors: 
 def schur(x: ArrayLike, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
           select_callable: Any = None) -> Any:
     """Schur decomposition ``x = Q T Q^H`` (``lax.linalg.schur``, CPU): ``(T, Q)``, or ``T`` alone."""
-    if sort_eig_vals:
-        raise NotImplementedError("The sort feature of LAPACK's gees routine is not implemented.")
-    out = schur_p.bind(_as_array(x), compute_schur_vectors=bool(compute_schur_vectors))
+    if select_callable is not None:
+        raise NotImplementedError("fcore: schur(select_callable=...) is not implemented")
+    out = schur_p.bind(_as_array(x), compute_schur_vectors=bool(compute_schur_vectors), select_callable=None,
+                       sort_eig_vals=bool(sort_eig_vals))
     return (out[0], out[1]) if compute_schur_vectors else out[0]
 
 
-# -- tridiagonal_solve[perturb_singular] --------------------------------------------------------
+# -- tridiagonal_solve[perturb_singular] -----------------------------------------------------------
 @attrs.frozen(kw_only=True)
 class TridiagonalSolveParams:
     """``tridiagonal_solve[perturb_singular]``: whether tiny pivots are perturbed (so numerically

@@ -164,8 +164,10 @@ def qr(a: ArrayLike, overwrite_a: bool = False, lwork: Any = None, mode: str = "
     else:
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
     (x,) = promote_dtypes_inexact(a)
-    q, r = lax_linalg.qr(x, pivoting=pivoting, full_matrices=full_matrices)
-    return (r,) if mode == "r" else (q, r)
+    q, r, *p = lax_linalg.qr(x, pivoting=pivoting, full_matrices=full_matrices)
+    if mode == "r":
+        return (r, *p)
+    return (q, r, *p)
 
 
 def svd(a: ArrayLike, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,
