@@ -245,6 +245,19 @@ def test_tridiagonal_solve_grads_and_vmap() -> None:
         fl.tridiagonal_solve(args[0][..., :4], *args[1:])
 
 
+def test_geqrf_and_householder_product() -> None:
+    from jax._src.lax.linalg import geqrf as jax_geqrf
+
+    x = _mat((2, 5, 3), np.float32)
+    _same_bits(fl.geqrf(x), jax_geqrf(jnp.asarray(x)))
+    a, taus = (np.asarray(v) for v in jax_geqrf(jnp.asarray(x)))
+    _same_bits(fl.householder_product(a, taus), jl.householder_product(a, taus))
+    _same_bits(fcore.vmap(fl.householder_product, in_axes=(0, None))(a, taus[0]),
+               jax.vmap(lambda p, t: jl.householder_product(p, t), in_axes=(0, None))(jnp.asarray(a), jnp.asarray(taus[0])))
+    with pytest.raises(ValueError, match="at least as many rows"):
+        fl.householder_product(np.swapaxes(a, -1, -2), taus)
+
+
 def test_lu_pivots_to_permutation() -> None:
     piv = np.array([[2, 2, 3, 3], [0, 3, 2, 3]], np.int32)
     _same_bits(fl.lu_pivots_to_permutation(piv, 5), jl.lu_pivots_to_permutation(piv, 5))

@@ -101,6 +101,7 @@ def test_solve_lstsq_and_friends() -> None:
         ("eigh", (a,), {"UPLO": "U"}), ("eigvalsh", (a,), {"UPLO": "U", "symmetrize_input": False}),
         ("cholesky", (a,), {"upper": True}), ("pinv", (b,), {"rtol": 0.5}), ("matrix_rank", (b,), {"rtol": 0.5}),
         ("cond", (a,), {"p": 1}), ("cond", (a,), {"p": -2}), ("cond", (a,), {"p": "fro"}),
+        ("qr", (b,), {"mode": "raw"}), ("slogdet", (a,), {"method": "qr"}),
     ]
     for name, args, kw in cases:
         _check(getattr(fnp.linalg, name)(*args, **kw), getattr(jnp.linalg, name)(*args, **kw))
@@ -169,6 +170,8 @@ GRADS: list[tuple[str, Callable[[Any], Any], Callable[[Any], Any]]] = [
     ("det_singular", lambda x: fnp.linalg.det(x * np.array([1, 1, 1, 0], np.float32)),
      lambda x: jnp.linalg.det(x * np.array([1, 1, 1, 0], np.float32))),
     ("det3", lambda x: fnp.linalg.det(x[:3, :3]), lambda x: jnp.linalg.det(x[:3, :3])),
+    ("slogdet_qr", lambda x: fnp.linalg.slogdet(x, method="qr").logabsdet,
+     lambda x: jnp.linalg.slogdet(x, method="qr").logabsdet),
 ]
 
 

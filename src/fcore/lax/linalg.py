@@ -55,7 +55,8 @@ from fcore.transforms.transpose import transpose_rules
 __all__ = [
     "cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eigh", "svd", "eig",
     "tridiagonal_solve", "symmetrize", "cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p",
-    "eig_p", "schur", "schur_p", "tridiagonal_solve_p", "EighResult", "SvdResult", "EighImplementation", "SvdAlgorithm",
+    "eig_p", "schur", "schur_p", "tridiagonal_solve_p",
+    "householder_product", "householder_product_p", "EighResult", "SvdResult", "EighImplementation", "SvdAlgorithm",
 ]
 
 
@@ -737,6 +738,96 @@ def qr(x: ArrayLike, *, pivoting: bool = False, full_matrices: bool = True, use_
     ``(q, r, p)`` with ``x[..., p] = q @ r`` (``geqp3``)."""
     out = qr_p.bind(_as_array(x), full_matrices=bool(full_matrices), pivoting=bool(pivoting), use_magma=use_magma)
     return tuple(out)
+
+
+# -- geqrf and householder_product: QR in LAPACK's compact form -----------------------------------
+@attrs.frozen(kw_only=True)
+class GeqrfParams:
+    """``geqrf``: no parameters."""
+
+
+geqrf_p = Primitive("geqrf", multiple_results=True, params=GeqrfParams)
+
+
+@geqrf_p.def_abstract_eval
+def _geqrf_abstract_eval(x: ShapedArray) -> list[ShapedArray]:
+    _check_matrix("geqrf", x, square=False)
+    *batch, m, n = x.shape
+    return [ShapedArray(x.shape, x.dtype), ShapedArray((*batch, min(m, n)), x.dtype)]
+
+
+_geqrf_run = _xla_impl(geqrf_p)
+
+
+@checked_impl(geqrf_p)
+def _geqrf_impl(x: NpArray) -> list[NpArray]:
+    return _geqrf_run(x)
+
+
+_batch_to_front(geqrf_p)
+
+
+@lowering_rules.register(geqrf_p)
+def _geqrf_lowering(ctx: LoweringRuleContext, x: str) -> list[str]:
+    aval = ctx.avals_in[0]
+    return lapack.custom_call(ctx, lapack.target("geqrf_ffi", aval.dtype), [x], [aval], ctx.avals_out, {}, {0: 0})
+
+
+def geqrf(a: ArrayLike) -> tuple[Array, Array]:
+    """LAPACK's ``geqrf`` (``lax.linalg.geqrf``): ``(a, taus)``, ``r`` in the upper triangle of
+    ``a`` and ``q`` as Householder reflectors below it and in ``taus``."""
+    out, taus = geqrf_p.bind(_as_array(a))
+    return out, taus
+
+
+@attrs.frozen(kw_only=True)
+class HouseholderProductParams:
+    """``householder_product``: no parameters."""
+
+
+householder_product_p = Primitive("householder_product", params=HouseholderProductParams)
+
+
+@householder_product_p.def_abstract_eval
+def _householder_product_abstract_eval(a: ShapedArray, taus: ShapedArray) -> ShapedArray:
+    _check_matrix("householder_product", a, square=False)
+    *batch, m, n = a.shape
+    if m < n:
+        raise ValueError(f"The first argument to householder_product must have at least as many rows as columns, "
+                         f"got shape {a.shape}")
+    if taus.dtype != a.dtype or tuple(taus.shape[:-1]) != tuple(batch) or taus.shape[-1] > n:
+        raise ValueError(f"The second argument to householder_product must be a [..., k] vector of {a.dtype} with "
+                         f"k <= {n}, got {taus.str_short()}")
+    return ShapedArray(a.shape, a.dtype)
+
+
+_householder_product_run = _xla_impl(householder_product_p)
+
+
+@checked_impl(householder_product_p)
+def _householder_product_impl(a: NpArray, taus: NpArray) -> NpArray:
+    return _householder_product_run(a, taus)[0]
+
+
+@batching_rules.register(householder_product_p)
+def _householder_product_batching(axis_size: int, vals: list[Array], dims: list[Dim]) -> tuple[Array, Dim]:
+    moved = [broadcast_in_dim(v, (axis_size, *_shape(v)), tuple(range(1, len(_shape(v)) + 1))) if d is None
+             else moveaxis(v, d, 0) for v, d in zip(vals, dims)]
+    out: Array = householder_product_p.bind(*moved)
+    return out, 0
+
+
+@lowering_rules.register(householder_product_p)
+def _householder_product_lowering(ctx: LoweringRuleContext, a: str, taus: str) -> str:
+    aval = ctx.avals_in[0]
+    name = "ungqr_ffi" if dtypes.is_complex(aval.dtype) else "orgqr_ffi"
+    return lapack.custom_call(ctx, lapack.target(name, aval.dtype), [a, taus], ctx.avals_in, [aval], {}, {0: 0})[0]
+
+
+def householder_product(a: ArrayLike, taus: ArrayLike) -> Array:
+    """The product of the Householder reflectors of ``geqrf`` (LAPACK's ``orgqr``/``ungqr``)."""
+    out: Array = householder_product_p.bind(_as_array(a), _as_array(taus))
+    return out
 
 
 # -- eigh[algorithm, lower, sort_eigenvalues, subset_by_index] -------------------------------------

@@ -286,6 +286,22 @@ def _slogdet_jvp(primals: tuple[Array], tangents: tuple[Array]) -> tuple[tuple[A
     return (sign, ans), (sign_dot, ans_dot)
 
 
+def _slogdet_qr_fun(a: Array) -> tuple[Array, Array]:
+    if fnp.iscomplexobj(a):
+        raise NotImplementedError("slogdet method='qr' not implemented for complex inputs")
+    n = a.shape[-1]
+    r, taus = lax_linalg.geqrf(a)
+    diag = fnp.diagonal(r, axis1=-2, axis2=-1)
+    log_abs_det = fnp.sum(fnp.log(fnp.abs(diag)), axis=-1)
+    sign_diag = fnp.prod(fnp.sign(diag), axis=-1)
+    sign_taus = fnp.prod(fnp.where(taus[..., : (n - 1)] != 0, -1, 1), axis=-1).astype(sign_diag.dtype)
+    return sign_diag * sign_taus, log_abs_det
+
+
+_slogdet_qr = custom_jvp(_slogdet_qr_fun)
+_slogdet_qr.defjvp(_slogdet_jvp)
+
+
 def slogdet(a: ArrayLike, *, method: str | None = None) -> SlogdetResult:
     """Sign and log of the absolute value of the determinant (through LU)."""
     x = _inexact1(a, "jnp.linalg.slogdet")
@@ -296,7 +312,7 @@ def slogdet(a: ArrayLike, *, method: str | None = None) -> SlogdetResult:
             return SlogdetResult(*_slogdet_small(x))
         return SlogdetResult(*_slogdet_lu(x))
     if method == "qr":
-        raise NotImplementedError("fcore: slogdet(method='qr') is not implemented")
+        return SlogdetResult(*_slogdet_qr(x))
     raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' (`None`), and 'qr'.")
 
 
@@ -614,7 +630,8 @@ def qr(a: ArrayLike, mode: str = "reduced") -> Any:
     """QR decomposition: ``QRResult(Q, R)`` (``mode`` ``"reduced"``/``"complete"``) or ``R`` (``"r"``)."""
     x = _inexact1(a, "jnp.linalg.qr")
     if mode == "raw":
-        raise NotImplementedError("fcore: qr(mode='raw') is not implemented")
+        a_raw, taus = lax_linalg.geqrf(x)
+        return QRResult(fnp.matrix_transpose(a_raw), taus)
     if mode in ("reduced", "r", "full"):
         full_matrices = False
     elif mode == "complete":
