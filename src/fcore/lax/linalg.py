@@ -25,7 +25,7 @@ import numpy as np
 from fcore.backend import lapack
 from fcore.backend.lowering import LoweringRuleContext, lowering_rules, tensor_type
 from fcore.backend.runtime import platform
-from fcore.interpreters.array import Array
+from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import get_aval
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.ir import dtypes
@@ -37,7 +37,7 @@ from fcore.ir.parser import register_param_enum
 from fcore.lax._base import ArrayLike, NpArray, checked_impl
 from fcore.lax._primitive import Primitive
 from fcore.lax.call import launch_for
-from fcore.lax.control_flow import fori_loop
+from fcore.lax.control_flow import fori_loop, scan
 from fcore.lax.dot import batch_matmul
 from fcore.lax.elementwise import abs as abs_
 from fcore.lax.elementwise import complex as complex_
@@ -45,7 +45,9 @@ from fcore.lax.elementwise import (
     add, conj, convert_element_type, div, eq, ge, imag, integer_pow, mul, neg, real, select, sub,
 )
 from fcore.lax.reductions import argmax, reduce_sum
-from fcore.lax.shapes import broadcast_in_dim, broadcasted_iota, concatenate, full, pad, transpose
+from fcore.lax.shapes import (
+    broadcast_in_dim, broadcasted_iota, concatenate, expand_dims, full, pad, reshape, squeeze, transpose,
+)
 from fcore.lax.slicing import slice as lax_slice
 from fcore.transforms.ad_util import Tangent, UndefinedPrimal, Zero
 from fcore.transforms.batching import Dim, batching_rules, moveaxis
@@ -293,9 +295,13 @@ def cholesky(x: ArrayLike, *, symmetrize_input: bool = True) -> Array:
 
 
 def _as_array(x: ArrayLike) -> Array:
-    from fcore.numpy._promotion import asarray
-
-    return asarray(x, "lax.linalg")
+    """An operand as an fcore array (NumPy values and Python scalars canonicalized, as ``bind`` does)."""
+    if isinstance(x, Array):
+        return x
+    if isinstance(x, (list, tuple)):
+        raise TypeError(f"lax.linalg functions take arrays, got a {type(x).__name__}")
+    aval = get_aval(x)
+    return ArrayImpl(np.asarray(x, aval.dtype), aval.weak_type)
 
 
 # -- triangular_solve[left_side, lower, transpose_a, conjugate_a, unit_diagonal] -------------------
@@ -413,8 +419,6 @@ def _triangular_solve_batching(axis_size: int, vals: list[Array], dims: list[Dim
 
 
 def _reshape(x: Array, shape: tuple[int, ...]) -> Array:
-    from fcore.lax.shapes import reshape
-
     return reshape(x, shape)
 
 
@@ -468,15 +472,11 @@ def triangular_solve(a: ArrayLike, b: ArrayLike, *, left_side: bool = False, low
     conjugate_a = bool(conjugate_a) and dtypes.is_complex(aa.dtype)
     singleton = bb.ndim == aa.ndim - 1
     if singleton:
-        from fcore.lax.shapes import expand_dims
-
         bb = expand_dims(bb, (bb.ndim if left_side else bb.ndim - 1,))
     out: Array = triangular_solve_p.bind(aa, bb, left_side=bool(left_side), lower=bool(lower),
                                          transpose_a=bool(transpose_a), conjugate_a=conjugate_a,
                                          unit_diagonal=bool(unit_diagonal))
     if singleton:
-        from fcore.lax.shapes import squeeze
-
         out = squeeze(out, (out.ndim - 1 if left_side else out.ndim - 2,))
     return out
 
@@ -1431,8 +1431,6 @@ def _merge_rows_last(y: Array) -> Array:
 
 def _thomas(dl: Array, d: Array, du: Array, b: Array) -> list[Array]:
     """Thomas's algorithm without pivoting in lax operations (JAX's lowering off the CPU)."""
-    from fcore.lax.control_flow import scan
-
     nb = len(_shape(d)) - 1
     dlt, dt_, dut = (moveaxis(v, nb, 0) for v in (dl, d, du))
     bt = moveaxis(b, nb, 0)
