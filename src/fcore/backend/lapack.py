@@ -70,18 +70,19 @@ def custom_call(
     operands: Sequence[str],
     avals_in: Sequence[ShapedArray],
     avals_out: Sequence[ShapedArray],
-    config: Mapping[str, int] = {},
+    config: Mapping[str, int | str] = {},
     aliases: Mapping[int, int] = {},
 ) -> list[str]:
     """Emit ``stablehlo.custom_call @name`` (typed FFI); returns the result names.
 
-    ``config`` holds the kernel's ``ui8`` attributes (``uplo``, ``mode``, ...); ``aliases`` maps
+    ``config`` holds the kernel's attributes: ``ui8`` characters (``uplo``, ``mode``, ...) as ints,
+    others as typed attribute text (``"1 : i32"``); ``aliases`` maps
     a result index to the operand whose buffer it reuses (LAPACK works in place).
     """
     max_rank = max(len(a.shape) for a in avals_in)
     in_layouts = ", ".join(_layout(len(a.shape), len(a.shape) == max_rank) for a in avals_in)
     out_layouts = ", ".join(_layout(len(a.shape), len(a.shape) == max_rank) for a in avals_out)
-    cfg = ", ".join(f"{k} = {v} : ui8" for k, v in sorted(config.items()))
+    cfg = ", ".join(f"{k} = {v if isinstance(v, str) else f'{v} : ui8'}" for k, v in sorted(config.items()))
     alias_text = ", ".join(
         f"#stablehlo.output_operand_alias<output_tuple_indices = {[r] if len(avals_out) > 1 else []}, "
         f"operand_index = {o}, operand_tuple_indices = []>"

@@ -58,7 +58,8 @@ __all__ = [
     "cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eigh", "svd", "eig",
     "tridiagonal_solve", "symmetrize", "cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p",
     "eig_p", "schur", "schur_p", "tridiagonal_solve_p",
-    "householder_product", "householder_product_p", "EighResult", "SvdResult", "EighImplementation", "SvdAlgorithm",
+    "householder_product", "householder_product_p", "hessenberg", "hessenberg_p", "tridiagonal", "tridiagonal_p",
+    "symmetric_product", "EighResult", "SvdResult", "EighImplementation", "SvdAlgorithm",
 ]
 
 
@@ -1312,6 +1313,119 @@ def schur(x: ArrayLike, *, compute_schur_vectors: bool = True, sort_eig_vals: bo
     out = schur_p.bind(_as_array(x), compute_schur_vectors=bool(compute_schur_vectors), select_callable=None,
                        sort_eig_vals=bool(sort_eig_vals))
     return (out[0], out[1]) if compute_schur_vectors else out[0]
+
+
+# -- hessenberg and tridiagonal: reductions for eigensolvers (CPU) ---------------------------------
+@attrs.frozen(kw_only=True)
+class HessenbergParams:
+    """``hessenberg``: no parameters."""
+
+
+hessenberg_p = Primitive("hessenberg", multiple_results=True, params=HessenbergParams)
+
+
+@hessenberg_p.def_abstract_eval
+def _hessenberg_abstract_eval(x: ShapedArray) -> list[ShapedArray]:
+    _check_matrix("hessenberg", x, square=False)
+    if x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"Argument to Hessenberg reduction must have shape [..., n, n], got shape {x.shape}")
+    return [ShapedArray(x.shape, x.dtype), ShapedArray((*x.shape[:-2], x.shape[-1] - 1), x.dtype)]
+
+
+_hessenberg_run = _xla_impl(hessenberg_p)
+
+
+@checked_impl(hessenberg_p)
+def _hessenberg_impl(x: NpArray) -> list[NpArray]:
+    return _hessenberg_run(x)
+
+
+_batch_to_front(hessenberg_p)
+
+
+@lowering_rules.register(hessenberg_p)
+def _hessenberg_lowering(ctx: LoweringRuleContext, x: str) -> list[str]:
+    aval = ctx.avals_in[0]
+    if not _on_cpu():
+        raise NotImplementedError("hessenberg is only implemented on CPU (as in JAX)")
+    info = ShapedArray(aval.shape[:-2], dtypes.to_dtype(np.int32))
+    a, taus, code = lapack.custom_call(ctx, lapack.target("gehrd_ffi", aval.dtype), [x], [aval],
+                                       [*ctx.avals_out, info], {"low": "1 : i32", "high": f"{aval.shape[-1]} : i32"},
+                                       {0: 0})
+    return _inline(ctx, lambda u, t, i: _nan_where_failed(i, False, u, t), [a, taus, code], [*ctx.avals_out, info],
+                   "hessenberg_nan")
+
+
+def hessenberg(a: ArrayLike) -> tuple[Array, Array]:
+    """Reduction to upper Hessenberg form (``lax.linalg.hessenberg``, CPU): ``(a, taus)``, the
+    Hessenberg matrix in the upper part of ``a`` and the reflectors below it and in ``taus``."""
+    out, taus = hessenberg_p.bind(_as_array(a))
+    return out, taus
+
+
+@attrs.frozen(kw_only=True)
+class TridiagonalParams:
+    """``tridiagonal[lower]``: which triangle of the Hermitian operand is read."""
+
+    lower: bool
+
+
+tridiagonal_p = Primitive("tridiagonal", multiple_results=True, params=TridiagonalParams)
+
+
+@tridiagonal_p.def_abstract_eval
+def _tridiagonal_abstract_eval(x: ShapedArray, *, lower: bool) -> list[ShapedArray]:
+    _check_matrix("tridiagonal", x, square=False)
+    n = x.shape[-1]
+    if x.shape[-2] != n or n == 0:
+        raise ValueError(f"The input to tridiagonal must be a square matrix. Got shape {x.shape[-2:]}.")
+    batch = x.shape[:-2]
+    real_dt = _real_dtype(x.dtype)
+    return [ShapedArray(x.shape, x.dtype), ShapedArray((*batch, n), real_dt), ShapedArray((*batch, n - 1), real_dt),
+            ShapedArray((*batch, n - 1), x.dtype)]
+
+
+_tridiagonal_run = _xla_impl(tridiagonal_p)
+
+
+@checked_impl(tridiagonal_p)
+def _tridiagonal_impl(x: NpArray, *, lower: bool) -> list[NpArray]:
+    return _tridiagonal_run(x, lower=lower)
+
+
+_batch_to_front(tridiagonal_p)
+
+
+@lowering_rules.register(tridiagonal_p)
+def _tridiagonal_lowering(ctx: LoweringRuleContext, x: str, *, lower: bool) -> list[str]:
+    aval = ctx.avals_in[0]
+    if not _on_cpu():
+        raise NotImplementedError("fcore: tridiagonal is only implemented on CPU")
+    info = ShapedArray(aval.shape[:-2], dtypes.to_dtype(np.int32))
+    name = "hetrd_ffi" if dtypes.is_complex(aval.dtype) else "sytrd_ffi"
+    *outs, code = lapack.custom_call(ctx, lapack.target(name, aval.dtype), [x], [aval], [*ctx.avals_out, info],
+                                     {"uplo": ord("L" if lower else "U")}, {0: 0})
+    return _inline(ctx, lambda a, d, e, t, i: _nan_where_failed(i, False, a, d, e, t), [*outs, code],
+                   [*ctx.avals_out, info], "tridiagonal_nan")
+
+
+def tridiagonal(a: ArrayLike, *, lower: bool = True) -> tuple[Array, Array, Array, Array]:
+    """Reduction of a Hermitian matrix to tridiagonal form (``lax.linalg.tridiagonal``):
+    ``(a, d, e, taus)``: reflectors in ``a`` and ``taus``, diagonal ``d``, off-diagonal ``e``."""
+    arr, d, e, taus = tridiagonal_p.bind(_as_array(a), lower=bool(lower))
+    return arr, d, e, taus
+
+
+def symmetric_product(a_matrix: ArrayLike, c_matrix: ArrayLike, *, alpha: float = 1.0,
+                      beta: float = 0.0) -> Array:
+    """``alpha * a @ a^T + beta * c`` (``lax.linalg.symmetric_product``; JAX's CPU computation)."""
+    a, c = _as_array(a_matrix), _as_array(c_matrix)
+    for pos, v in enumerate((a, c)):
+        if not dtypes.is_floating(v.dtype):
+            raise TypeError(f"symmetric_product does not accept dtype {dtypes.dtype_name(v.dtype)} at position {pos}. "
+                            f"Accepted dtypes at position {pos} are subtypes of floating.")
+    prod = batch_matmul(a, _T(a))
+    return add(mul(prod, alpha), mul(c, beta))
 
 
 # -- tridiagonal_solve[perturb_singular] -----------------------------------------------------------
