@@ -130,6 +130,9 @@ def test_failures_give_nans() -> None:
 def test_eig_vector_derivatives_need_opt_in() -> None:
     with pytest.raises(NotImplementedError, match="enable_eigvec_derivs"):
         fcore.jvp(fl.eig, (A,), (W,))
+    with pytest.raises(ValueError, match="lapack"):
+        fl.eig(A, implementation=fl.EigImplementation.MAGMA)
+    _same_bits(fl.eig(A, implementation=fl.EigImplementation.LAPACK), jl.eig(A, implementation=jl.EigImplementation.LAPACK))
     with pytest.raises(NotImplementedError, match="Jacobi"):
         fl.svd(A, algorithm=fl.SvdAlgorithm.JACOBI)
 

@@ -59,7 +59,7 @@ __all__ = [
     "tridiagonal_solve", "symmetrize", "cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p",
     "eig_p", "schur", "schur_p", "tridiagonal_solve_p",
     "householder_product", "householder_product_p", "hessenberg", "hessenberg_p", "tridiagonal", "tridiagonal_p",
-    "symmetric_product", "EighResult", "SvdResult", "EighImplementation", "SvdAlgorithm",
+    "symmetric_product", "EighResult", "SvdResult", "EighImplementation", "SvdAlgorithm", "EigImplementation",
 ]
 
 
@@ -1108,7 +1108,16 @@ class EigParams:
     compute_left_eigenvectors: bool
     compute_right_eigenvectors: bool
     enable_eigvec_derivs: bool
-    implementation: None
+    implementation: EigImplementation | None
+
+
+@register_param_enum
+class EigImplementation(enum.Enum):
+    """Which eig implementation (``lax.linalg.EigImplementation``); the CPU has ``LAPACK``."""
+
+    CUSOLVER = "cusolver"
+    MAGMA = "magma"
+    LAPACK = "lapack"
 
 
 eig_p = Primitive("eig", multiple_results=True, params=EigParams)
@@ -1121,7 +1130,7 @@ def _complex_dtype(dt: DType) -> DType:
 @eig_p.def_abstract_eval
 def _eig_abstract_eval(x: ShapedArray, *, compute_left_eigenvectors: bool,
                        compute_right_eigenvectors: bool,
-                        enable_eigvec_derivs: bool, implementation: None) -> list[ShapedArray]:
+                        enable_eigvec_derivs: bool, implementation: EigImplementation | None) -> list[ShapedArray]:
     _check_matrix("eig", x)
     c = _complex_dtype(x.dtype)
     outs = [ShapedArray(x.shape[:-1], c)]
@@ -1134,7 +1143,7 @@ _eig_run = _xla_impl(eig_p)
 
 @checked_impl(eig_p)
 def _eig_impl(x: NpArray, *, compute_left_eigenvectors: bool, compute_right_eigenvectors: bool,
-                        enable_eigvec_derivs: bool, implementation: None) -> list[NpArray]:
+                        enable_eigvec_derivs: bool, implementation: EigImplementation | None) -> list[NpArray]:
     return _eig_run(x, compute_left_eigenvectors=compute_left_eigenvectors,
                     compute_right_eigenvectors=compute_right_eigenvectors,
                     enable_eigvec_derivs=enable_eigvec_derivs, implementation=implementation)
@@ -1169,7 +1178,7 @@ def _eig_vec_jvp(w: Array, v: Array, da: Array) -> tuple[Array, Array]:
 @jvp_rules.register(eig_p)
 def _eig_jvp(primals: list[Array], tangents: list[Array], *, compute_left_eigenvectors: bool,
              compute_right_eigenvectors: bool, enable_eigvec_derivs: bool,
-             implementation: None) -> tuple[list[Array], list[Array]]:
+             implementation: EigImplementation | None) -> tuple[list[Array], list[Array]]:
     (a,), (da,) = primals, tangents
     if (compute_left_eigenvectors or compute_right_eigenvectors) and not enable_eigvec_derivs:
         raise NotImplementedError(
@@ -1202,10 +1211,12 @@ _batch_to_front(eig_p)
 @lowering_rules.register(eig_p)
 def _eig_lowering(ctx: LoweringRuleContext, x: str, *, compute_left_eigenvectors: bool,
                   compute_right_eigenvectors: bool,
-                        enable_eigvec_derivs: bool, implementation: None) -> list[str]:
+                        enable_eigvec_derivs: bool, implementation: EigImplementation | None) -> list[str]:
     aval = ctx.avals_in[0]
     if not _on_cpu():
         raise NotImplementedError("eig is only implemented on CPU (as in JAX's default backend)")
+    if implementation and implementation != EigImplementation.LAPACK:
+        raise ValueError("Only the lapack implementation is supported on CPU.")
     c = _complex_dtype(aval.dtype)
     batch = aval.shape[:-2]
     n = aval.shape[-1]
@@ -1242,9 +1253,11 @@ def _eig_lowering(ctx: LoweringRuleContext, x: str, *, compute_left_eigenvectors
 
 
 def eig(x: ArrayLike, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True,
-        enable_eigvec_derivs: bool = False, implementation: None = None) -> list[Array]:
+        enable_eigvec_derivs: bool = False, implementation: EigImplementation | None = None) -> list[Array]:
     """Eigendecomposition of general square matrices (``lax.linalg.eig``, CPU): ``[w, vl, vr]``
     (the eigenvector arrays only when requested), all complex."""
+    if implementation and implementation != EigImplementation.LAPACK and _on_cpu():
+        raise ValueError("Only the lapack implementation is supported on CPU.")
     out: list[Array] = eig_p.bind(_as_array(x), compute_left_eigenvectors=bool(compute_left_eigenvectors),
                                   compute_right_eigenvectors=bool(compute_right_eigenvectors),
                                   enable_eigvec_derivs=bool(enable_eigvec_derivs), implementation=implementation)
