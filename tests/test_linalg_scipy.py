@@ -57,6 +57,14 @@ CASES: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
     ("svd", (B,), {"full_matrices": False}), ("solve", (S, B), {}), ("solve", (S, B), {"assume_a": "pos"}),
     ("solve", (S, B[:, 0]), {"assume_a": "pos", "lower": True}), ("schur", (A,), {}),
     ("schur", (A,), {"output": "complex"}),
+    ("hessenberg", (A,), {}), ("hessenberg", (A,), {"calc_q": True}), ("toeplitz", (B[:, 0], B[:3, 1]), {}),
+    ("toeplitz", (B[:, 0],), {}), ("toeplitz", (B.T, B[:2, 0]), {}), ("hankel", (B[:, 0], B[:3, 1]), {}),
+    ("hankel", (B[:, 0],), {}), ("circulant", (B.T,), {}), ("companion", (B[:, 0],), {}),
+    ("leslie", (B[:, 0], B[:3, 1]), {}), ("fiedler", (B[:, 0],), {}), ("hilbert", (4,), {}),
+    ("helmert", (4,), {}), ("helmert", (5,), {"full": True}), ("hadamard", (8,), {}), ("dft", (4,), {}),
+    ("dft", (5,), {"scale": "n"}), ("pascal", (4,), {}), ("pascal", (4,), {"kind": "upper"}),
+    ("convolution_matrix", (B[:, 0], 3), {}), ("convolution_matrix", (B[:, 0], 3), {"mode": "same"}),
+    ("convolution_matrix", (B[:, 0], 5), {"mode": "valid"}),
 ]
 
 

@@ -5,6 +5,8 @@ approximation with scaling and squaring."""
 
 from __future__ import annotations
 
+import math
+import operator
 import warnings
 from typing import Any
 
@@ -14,6 +16,7 @@ import fcore.numpy as fnp
 from fcore import lax
 from fcore.api.custom import custom_jvp
 from fcore.interpreters.array import Array
+from fcore.ir import dtypes
 from fcore.lax import ArrayLike
 from fcore.lax import linalg as lax_linalg
 from fcore.numpy import linalg as np_linalg
@@ -22,7 +25,8 @@ from fcore.scipy._util import promote_dtypes_inexact
 
 __all__ = [
     "solve_triangular", "cho_factor", "cho_solve", "cholesky", "lu", "lu_factor", "lu_solve", "expm", "block_diag",
-    "eigh", "inv", "det", "qr", "svd", "solve", "schur",
+    "eigh", "inv", "det", "qr", "svd", "solve", "schur", "hessenberg", "toeplitz", "hankel", "circulant", "companion",
+    "leslie", "fiedler", "hilbert", "helmert", "hadamard", "dft", "pascal", "convolution_matrix",
 ]
 
 
@@ -362,3 +366,201 @@ def schur(a: ArrayLike, output: str = "real") -> tuple[Array, Array]:
         x = x.astype(np.complex128 if x.dtype == np.float64 else np.complex64)
     t, z = lax_linalg.schur(x)
     return t, z
+
+
+# -- special matrices and hessenberg (as jax.scipy.linalg builds them) ---------------------------
+def hessenberg(a: ArrayLike, *, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True) -> Any:
+    """Upper Hessenberg form ``h`` of square matrices (and ``q`` with ``a = q h q^H``)."""
+    x = fnp.asarray(a)
+    n = x.shape[-1]
+    if n == 0:
+        return (fnp.zeros_like(x), fnp.zeros_like(x)) if calc_q else fnp.zeros_like(x)
+    a_out, taus = lax_linalg.hessenberg(x)
+    h = fnp.triu(a_out, -1)
+    if not calc_q:
+        return h
+    q = lax_linalg.householder_product(a_out[..., 1:, :-1], taus)
+    nb = q.ndim - 2
+    q = lax.pad(q, np.zeros((), q.dtype), [(0, 0, 0)] * nb + [(1, 0, 0), (1, 0, 0)])
+    corner = (fnp.arange(n)[:, None] == 0) & (fnp.arange(n)[None, :] == 0)
+    return h, fnp.where(corner, fnp.ones((), q.dtype), q)
+
+
+def _toeplitz2(c: Array, r: Array) -> Array:
+    m, n = c.shape[0], r.shape[0]
+    if m == 0 or n == 0:
+        return fnp.empty((m, n), dtype=fnp.promote_types(c.dtype, r.dtype))
+    elems = fnp.concatenate((c[::-1], r[1:]))
+    return elems[(m - 1) - fnp.arange(m)[:, None] + fnp.arange(n)[None, :]]
+
+
+def toeplitz(c: ArrayLike, r: ArrayLike | None = None) -> Array:
+    """The Toeplitz matrix with first column ``c`` and first row ``r`` (``conj(c)`` by default)."""
+    cc = fnp.asarray(c)
+    rr = fnp.conj(cc) if r is None else fnp.asarray(r)
+    out: Array = fnp.vectorize(_toeplitz2, signature="(m),(n)->(m,n)")(fnp.atleast_1d(cc), fnp.atleast_1d(rr))
+    return out
+
+
+def _hankel2(c: Array, r: Array) -> Array:
+    m, n = c.shape[0], r.shape[0]
+    if m == 0 or n == 0:
+        return fnp.empty((m, n), dtype=fnp.result_type(c, r))
+    v = fnp.concatenate((c, r[1:]))
+    return v[fnp.arange(m)[:, None] + fnp.arange(n)[None, :]]
+
+
+def hankel(c: ArrayLike, r: ArrayLike | None = None) -> Array:
+    """The Hankel matrix with first column ``c`` and last row ``r`` (zeros by default)."""
+    cc = fnp.asarray(c)
+    rr = fnp.zeros_like(cc) if r is None else fnp.asarray(r)
+    if cc.ndim == 0:
+        raise ValueError("hankel: c must be at least 1-dimensional, got a scalar.")
+    if rr.ndim == 0:
+        raise ValueError("hankel: r must be at least 1-dimensional, got a scalar.")
+    out: Array = fnp.vectorize(_hankel2, signature="(m),(n)->(m,n)")(cc, rr)
+    return out
+
+
+def circulant(c: ArrayLike) -> Array:
+    """The circulant matrix with first column ``c``."""
+    def one(v: Array) -> Array:
+        n = v.shape[0]
+        return v[(fnp.arange(n)[:, None] - fnp.arange(n)[None, :]) % n]
+
+    out: Array = fnp.vectorize(one, signature="(n)->(n,n)")(fnp.atleast_1d(fnp.asarray(c)))
+    return out
+
+
+def companion(a: ArrayLike) -> Array:
+    """The companion matrix of the polynomial with coefficients ``a`` (highest degree first)."""
+    (x,) = promote_dtypes_inexact(a)
+    x = fnp.atleast_1d(x)
+    if x.shape[-1] < 2:
+        raise ValueError(f"The length of `a` along the last axis must be at least 2; got shape {x.shape}.")
+
+    def one(v: Array) -> Array:
+        first_row = -v[1:] / v[0]
+        m = v.shape[0] - 1
+        out: Array = fnp.eye(m, m, k=-1, dtype=first_row.dtype).at[0].set(first_row)
+        return out
+
+    out: Array = fnp.vectorize(one, signature="(n)->(m,m)")(x)
+    return out
+
+
+def leslie(f: ArrayLike, s: ArrayLike) -> Array:
+    """The Leslie matrix of fecundities ``f`` and survival rates ``s``."""
+    f_arr, s_arr = fnp.atleast_1d(fnp.asarray(f)), fnp.atleast_1d(fnp.asarray(s))
+    if f_arr.shape[-1] < 2:
+        raise ValueError(f"The length of f along the last axis must be at least 2; got shape {f_arr.shape}.")
+    if s_arr.shape[-1] != f_arr.shape[-1] - 1:
+        raise ValueError("Incorrect lengths for f and s. The length of s along the last axis must be one less than the "
+                         f"length of f; got f shape {f_arr.shape} and s shape {s_arr.shape}.")
+
+    def one(fv: Array, sv: Array) -> Array:
+        fv, sv = promote_dtypes(fv, sv, name="leslie")
+        out: Array = fnp.diag(sv, k=-1).at[0].set(fv)
+        return out
+
+    out: Array = fnp.vectorize(one, signature="(n),(m)->(n,n)")(f_arr, s_arr)
+    return out
+
+
+def fiedler(a: ArrayLike) -> Array:
+    """The symmetric Fiedler matrix ``|a_i - a_j|``."""
+    arr = fnp.atleast_1d(fnp.asarray(a))
+    return fnp.abs(arr[..., None] - arr[..., None, :])
+
+
+def hilbert(n: int) -> Array:
+    """The ``n x n`` Hilbert matrix ``1 / (i + j + 1)``."""
+    a = lax.broadcasted_iota(dtypes.default_float_dtype(), (n, 1), 0)
+    return 1 / (a + a.T + 1)
+
+
+def helmert(n: int, full: bool = False) -> Array:
+    """The Helmert matrix of order ``n`` (the first row omitted unless ``full``)."""
+    if n < 1:
+        raise ValueError(f"n must be a positive integer; got {n}.")
+    i = fnp.arange(n - 1)[:, None]
+    j = fnp.arange(n)[None, :]
+    k = i + 1
+    k_f = k.astype(dtypes.default_float_dtype())
+    denom = fnp.sqrt(k_f * (k_f + 1))
+    H = fnp.where(j <= i, 1.0 / denom, fnp.where(j == k, -k_f / denom, fnp.zeros_like(denom)))
+    if full:
+        H = fnp.concatenate([fnp.full((1, n), 1.0 / fnp.sqrt(n), dtype=H.dtype), H], axis=0)
+    return H
+
+
+def hadamard(n: int, dtype: Any = int) -> Array:
+    """The ``n x n`` Hadamard matrix (Sylvester's construction; ``n`` a power of 2)."""
+    if n < 1 or not math.log2(n).is_integer():
+        raise ValueError(f"n must be a positive power of 2; got {n}.")
+    H = fnp.ones((1, 1), dtype=dtype)
+    for _ in range(int(math.log2(n))):
+        H = fnp.block([[H, H], [H, -H]])
+    return H
+
+
+def dft(n: int, scale: str | None = None, *, dtype: Any = None) -> Array:
+    """The ``n``-point discrete Fourier transform matrix (scaled by ``1/sqrt(n)`` or ``1/n``)."""
+    if scale is not None and scale not in ("sqrtn", "n"):
+        raise ValueError(f"scale must be None, 'sqrtn', or 'n'; got {scale!r}.")
+    dt = dtypes.default_complex_dtype() if dtype is None else dtypes.canonicalize_dtype(dtypes.to_dtype(dtype))
+    if not dtypes.is_complex(dt):
+        raise ValueError(f"dtype must be a complex floating-point type; got {dt}.")
+    a = fnp.arange(n, dtype=dt)
+    omegas = fnp.exp(-2j * np.pi * a[:, None] * a[None, :] / n)
+    if scale == "sqrtn":
+        omegas = omegas / fnp.sqrt(n)
+    elif scale == "n":
+        omegas = omegas / n
+    return omegas
+
+
+def _binom(n: Array, k: Array) -> Array:
+    return fnp.exp(lax.lgamma(n + 1.0) - lax.lgamma(n - k + 1.0) - lax.lgamma(k + 1.0))
+
+
+def pascal(n: int, kind: str | None = None) -> Array:
+    """The Pascal matrix (``"symmetric"``, ``"lower"`` or ``"upper"``)."""
+    kind = "symmetric" if kind is None else kind
+    valid = ["symmetric", "lower", "upper"]
+    if kind not in valid:
+        raise ValueError(f"Expected kind to be on of: {valid}; got {kind}")
+    a = fnp.arange(n, dtype=np.float32)
+    L_n = _binom(a[:, None], a[None, :])
+    if kind == "lower":
+        return L_n
+    if kind == "upper":
+        return L_n.T
+    return fnp.dot(L_n, L_n.T)
+
+
+def convolution_matrix(a: ArrayLike, n: int, mode: str = "full") -> Array:
+    """The Toeplitz matrix ``A`` with ``A @ v == convolve(a, v, mode)`` for length-``n`` ``v``."""
+    n = operator.index(n)
+    if n <= 0:
+        raise ValueError(f"n must be a positive integer; got {n}.")
+    a_arr = fnp.asarray(a)
+    if a_arr.ndim == 0:
+        raise ValueError("convolution_matrix: a must be at least 1-dimensional, got a scalar.")
+    m = a_arr.shape[-1]
+    if m < 1:
+        raise ValueError(f"len(a) must be at least 1; got shape {a_arr.shape}.")
+    if mode not in ("full", "valid", "same"):
+        raise ValueError(f"mode must be one of 'full', 'valid', 'same'; got {mode!r}.")
+    widths = [(0, 0)] * (a_arr.ndim - 1) + [(0, n - 1)]
+    az = fnp.pad(a_arr, widths)
+    raz = fnp.pad(fnp.flip(a_arr, axis=-1), widths)
+    L = m + n - 1
+    if mode == "same":
+        trim = min(n, m) - 1
+        tb, te = trim // 2, trim - trim // 2
+    elif mode == "valid":
+        tb = te = min(n, m) - 1
+    else:
+        tb = te = 0
+    return toeplitz(az[..., tb:L - te], raz[..., L - n - tb:L - tb])
