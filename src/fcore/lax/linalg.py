@@ -3,8 +3,9 @@
 Each primitive acts on the trailing two axes of its operands (leading axes are batch axes).
 On the CPU they lower, as JAX's do, to jaxlib's LAPACK kernels called as XLA FFI custom
 calls (``fcore.backend.lapack``): ``potrf`` (Cholesky), ``trsm`` (triangular solve),
-``getrf`` (LU), ``geqrf`` + ``orgqr`` (QR), ``syevd``/``heevd`` (eigh), ``gesdd`` (SVD) and
-``geev`` (eig), so the numbers are JAX's bit for bit. Elsewhere ``cholesky`` and
+``getrf`` (LU), ``geqrf``/``geqp3`` + ``orgqr`` (QR), ``syevd``/``heevd`` (eigh), ``gesdd``/``gesvd``
+(SVD), ``geev`` (eig), ``gees`` (Schur), ``gehrd``/``sytrd`` (Hessenberg and tridiagonal
+reductions) and ``gtsv`` (tridiagonal solve), so the numbers are JAX's bit for bit. Elsewhere ``cholesky`` and
 ``triangular_solve`` lower to StableHLO's own ops. A factorization that fails gives NaNs,
 as in JAX. The eager impls run the same lowering compiled by XLA (once per operand type).
 The jvp rules are JAX's. Each primitive is one block (docs/adding_a_primitive.md); the
@@ -17,7 +18,7 @@ from __future__ import annotations
 import enum
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import attrs
 import numpy as np
@@ -59,7 +60,7 @@ __all__ = [
     "tridiagonal_solve", "symmetrize", "cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p",
     "eig_p", "schur", "schur_p", "tridiagonal_solve_p",
     "householder_product", "householder_product_p", "hessenberg", "hessenberg_p", "tridiagonal", "tridiagonal_p",
-    "symmetric_product", "EighResult", "SvdResult", "EighImplementation", "SvdAlgorithm", "EigImplementation",
+    "symmetric_product", "EighImplementation", "SvdAlgorithm", "EigImplementation",
 ]
 
 
@@ -921,10 +922,6 @@ def _eigh_lowering(ctx: LoweringRuleContext, x: str, *, lower: bool, sort_eigenv
                    "eigh_nan")
 
 
-class EighResult(NamedTuple):
-    v: Array
-    w: Array
-
 
 def eigh(x: ArrayLike, *, lower: bool = True, symmetrize_input: bool = True, sort_eigenvalues: bool = True,
          subset_by_index: tuple[int, int] | None = None,
@@ -1076,11 +1073,6 @@ def _svd_lowering(ctx: LoweringRuleContext, x: str, *, full_matrices: bool, comp
     return _inline(ctx, lambda a, b, c, i: _nan_where_failed(i, False, a, b, c), [s, u, vt, code],
                    [s_aval, u_aval, vt_aval, info], "svd_nan")
 
-
-class SvdResult(NamedTuple):
-    U: Array
-    S: Array
-    Vh: Array
 
 
 def svd(x: ArrayLike, *, full_matrices: bool = True, compute_uv: bool = True,
