@@ -71,6 +71,13 @@ def check_transformer(out: str, cwd: Path) -> None:
     assert given is not None and copied is not None and copied.group(1) == given.group(1)
 
 
+def check_mlp(out: str, cwd: Path) -> None:
+    """JAX's own run of this script (jax in place of fcore) prints these very numbers."""
+    losses, (accuracy,) = numbers_after("loss", out), numbers_after("training accuracy", out)
+    assert losses[0] == pytest.approx(0.7053, abs=1e-4)  # same seed, same keys, same weights as JAX
+    assert losses[-1] < 0.1 * losses[0] and accuracy > 0.9
+
+
 def check_ir_toolkit(out: str, cwd: Path) -> None:
     before, after = out.split("== after strength_reduce, cse, dce ==")
     assert "integer_pow" in before and "div" in before and "cos" in before
@@ -88,11 +95,19 @@ def check_ir_toolkit(out: str, cwd: Path) -> None:
     assert dot.read_text().startswith('digraph "program"')
 
 
+def check_cnn(out: str, cwd: Path) -> None:
+    losses, accuracies = numbers_after("loss", out), numbers_after("held-out accuracy", out)
+    assert len(losses) == 4 and losses[-1] < 0.5 * losses[0]
+    assert accuracies[0] < 0.5 and accuracies[-1] > 0.9
+
+
 CHECKS: dict[str, Callable[[str, Path], None]] = {
     "demo.py": check_demo,
     "per_example_gradients.py": check_per_example_gradients,
     "transformer.py": check_transformer,
     "ir_toolkit.py": check_ir_toolkit,
+    "mlp.py": check_mlp,
+    "cnn.py": check_cnn,
 }
 
 

@@ -13,6 +13,7 @@ from fcore.api.staging import ShapeDtypeStruct as ShapeDtypeStruct, make_jaxpr a
 from fcore.environment import print_environment_info as print_environment_info
 from fcore.config import (
     config as config,
+    disable_jit as disable_jit,
     enable_x64 as enable_x64,
     numpy_dtype_promotion as numpy_dtype_promotion,
 )
@@ -49,10 +50,27 @@ from fcore.dtypes import float0 as float0
 from fcore import nn as nn
 from fcore import random as random
 from fcore import scipy as scipy
+from fcore import ad_checkpoint as ad_checkpoint
+from fcore.ad_checkpoint import checkpoint_policies as checkpoint_policies
+from fcore.api.closures import closure_convert as closure_convert, custom_gradient as custom_gradient
+from fcore.api.host import default_backend as default_backend, device_get as device_get
+from fcore.api.linear_transpose import linear_transpose as linear_transpose
+from fcore import custom_derivatives as custom_derivatives
+from fcore import extend as extend
+from fcore import flatten_util as flatten_util
 from fcore.api.custom import (
     checkpoint as checkpoint,
-    checkpoint_policies as checkpoint_policies,
     custom_jvp as custom_jvp,
     custom_vjp as custom_vjp,
     remat as remat,
+)
+from fcore import debug as debug
+from fcore import experimental as experimental
+from fcore.lax.callbacks import effects_barrier as effects_barrier, pure_callback as pure_callback
+from fcore.api.front_end import (
+    ensure_compile_time_eval as ensure_compile_time_eval,
+    eval_shape as eval_shape,
+    named_call as named_call,
+    named_scope as named_scope,
+    typeof as typeof,
 )

@@ -4,7 +4,7 @@ A leaf module (imports nothing of fcore). As in JAX, the JAX settings (x64, prom
 a process-wide value, set by ``config.update`` (or an environment variable at start-up), and
 the context managers (``enable_x64``, ``numpy_dtype_promotion``) override it
 *context-locally*: each setting is a ``ContextVar`` whose unset state means "the global
-value", so threads and asyncio tasks each see their own override (SPEC §3.1) while
+value", so threads and asyncio tasks each see their own override (docs/design.md) while
 ``config.update`` reaches every thread, including ones started later.
 
 Verify-each is fcore's own test switch, read on every eager primitive application: the
@@ -31,11 +31,12 @@ def _env_flag(name: str) -> bool:
 class _Globals:
     """The process-wide values (what ``config.update`` sets)."""
 
-    __slots__ = ("x64", "promotion")
+    __slots__ = ("x64", "promotion", "disable_jit")
 
     def __init__(self) -> None:
         self.x64 = _env_flag("FCORE_ENABLE_X64")
         self.promotion: PromotionMode = "standard"
+        self.disable_jit = _env_flag("JAX_DISABLE_JIT")
 
 
 _globals = _Globals()
@@ -43,6 +44,7 @@ _globals = _Globals()
 _x64: ContextVar[bool] = ContextVar("fcore_enable_x64")
 _promotion: ContextVar[PromotionMode] = ContextVar("fcore_numpy_dtype_promotion")
 _verify: ContextVar[bool] = ContextVar("fcore_verify_each", default=_env_flag("FCORE_VERIFY"))
+_jit_disabled: ContextVar[bool] = ContextVar("fcore_disable_jit")
 
 # The getters are read on every primitive application: one ContextVar lookup each.
 
@@ -61,6 +63,11 @@ def promotion_mode() -> PromotionMode:
 verify_enabled = _verify.get
 
 
+def jit_disabled() -> bool:
+    """Whether ``jit`` runs functions op by op (``disable_jit``), as plain Python calls."""
+    return _jit_disabled.get(_globals.disable_jit)
+
+
 def _promotion_mode(value: object) -> PromotionMode:
     if value == "standard" or value == "strict":
         return value
@@ -71,6 +78,7 @@ _ALIASES = {
     "jax_enable_x64": "enable_x64",
     "jax_numpy_dtype_promotion": "numpy_dtype_promotion",
     "fcore_verify": "verify",
+    "jax_disable_jit": "disable_jit",
 }
 
 
@@ -78,9 +86,10 @@ class Config:
     """``fcore.config``: ``update(name, value)`` and ``read(name)`` as in ``jax.config``.
 
     Names: ``enable_x64`` (alias ``jax_enable_x64``), ``numpy_dtype_promotion`` (alias
-    ``jax_numpy_dtype_promotion``), ``verify`` (alias ``fcore_verify``). An update of a JAX
-    setting is process-wide (a ``with`` block of the matching context manager still overrides
-    it); ``verify`` is set for the current context only.
+    ``jax_numpy_dtype_promotion``), ``disable_jit`` (alias ``jax_disable_jit``), ``verify``
+    (alias ``fcore_verify``). An update of a JAX setting is process-wide (a ``with`` block of
+    the matching context manager still overrides it); ``verify`` is set for the current
+    context only.
     """
 
     def update(self, name: str, value: object) -> None:
@@ -89,6 +98,8 @@ class Config:
             _globals.x64 = bool(value)
         elif key == "numpy_dtype_promotion":
             _globals.promotion = _promotion_mode(value)
+        elif key == "disable_jit":
+            _globals.disable_jit = bool(value)
         elif key == "verify":
             _verify.set(bool(value))  # context-local: see the module docstring
         else:
@@ -101,6 +112,8 @@ class Config:
             return x64_enabled()
         if key == "numpy_dtype_promotion":
             return promotion_mode()
+        if key == "disable_jit":
+            return jit_disabled()
         if key == "verify":
             return verify_enabled()
         raise ValueError(f"unknown config option {name!r}")
@@ -148,6 +161,17 @@ def numpy_dtype_promotion(mode: PromotionMode) -> Iterator[None]:
         yield
     finally:
         _promotion.reset(token)
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True) -> Iterator[None]:
+    """Inside the block, jitted functions run as plain Python, op by op (for debugging with
+    ``print`` and breakpoints), as ``jax.disable_jit``; context-local."""
+    token = _jit_disabled.set(bool(disable))
+    try:
+        yield
+    finally:
+        _jit_disabled.reset(token)
 
 
 @contextlib.contextmanager

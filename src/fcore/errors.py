@@ -1,4 +1,4 @@
-"""fcore's named exceptions (SPEC §4).
+"""fcore's named exceptions (docs/guide.md, "Bad input").
 
 A leaf module: every layer may import it, it imports nothing of fcore.
 """

@@ -1,4 +1,4 @@
-"""Pytrees: nested containers of leaves, flattened and rebuilt (SPEC §3.4), as ``jax.tree_util``.
+"""Pytrees: nested containers of leaves, flattened and rebuilt (docs/guide.md, "Pytrees"), as ``jax.tree_util``.
 
 Every transformation in fcore takes and returns *pytrees*: arbitrarily nested tuples, lists,
 dicts, ``None``, namedtuples, ``OrderedDict``/``defaultdict`` and user-registered node types,

@@ -36,7 +36,7 @@ from fcore.interpreters.trace import Trace
 from fcore.ir.avals import ShapedArray
 from fcore.transforms import ad_util
 from fcore.transforms.ad_util import Zero, has_tangent
-from fcore.transforms.autodiff import linearize_flat, vjp_flat
+from fcore.transforms.autodiff import VJP, linearize_flat, vjp_flat
 from fcore.transforms.jvp import JVPTrace, JVPTracer
 
 #: jaxlib's C++ flattener, called directly on this hot path (no Python frame in between).
@@ -182,7 +182,10 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
 
 
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False, reduce_axes: Sequence[Any] = ()) -> Any:
-    """``(fun(*primals), f_vjp[, aux])``; ``f_vjp(ct)`` returns a tuple of cotangents."""
+    """``(fun(*primals), f_vjp[, aux])``; ``f_vjp(ct)`` returns a tuple of cotangents.
+
+    ``f_vjp`` is a ``tree_util.Partial`` whose leaves are the residuals, as in JAX: it can be
+    passed through ``jit``, staged with ``make_jaxpr`` and mapped over with ``tree_map``."""
     if reduce_axes:
         raise NotImplementedError("reduce_axes argument to vjp is deprecated")
     check_callable(fun)
@@ -193,29 +196,39 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False, reduce_ax
     out_trees: list[tree_util.PyTreeDef] = []
     outs, pullback = vjp_flat(_flat_fun(main, p_tree, out_trees), p_flat, f"vjp({fun_name(fun)})")
     out_tree = out_trees[0]
-    out_avals = [get_aval(o) for o in outs]
+    apply = _VjpApply(fun_name(fun), pullback, p_tree, in_avals, out_tree, [get_aval(o) for o in outs])
+    f_vjp = tree_util.Partial(apply, list(pullback.linearized.residuals))
+    out = out_tree.unflatten(outs)
+    return (out, f_vjp, aux_box[0]) if has_aux else (out, f_vjp)
 
-    def f_vjp(ct: Any, *extra: Any) -> tuple[Any, ...]:
+
+class _VjpApply:
+    """The static part of the function ``vjp`` returns: ``(residuals, ct) -> cotangents``."""
+
+    def __init__(self, name: str, pullback: VJP, p_tree: tree_util.PyTreeDef, in_avals: list[ShapedArray],
+                 out_tree: tree_util.PyTreeDef, out_avals: list[ShapedArray]) -> None:
+        self.name, self.pullback, self.p_tree = name, pullback, p_tree
+        self.in_avals, self.out_tree, self.out_avals = in_avals, out_tree, out_avals
+        self.__name__ = f"vjp_of_{name}"
+
+    def __call__(self, residuals: list[Any], ct: Any, *extra: Any) -> tuple[Any, ...]:
         if extra:
             raise TypeError(
-                f"The function returned by `fcore.vjp` applied to {fun_name(fun)} was called with "
+                f"The function returned by `fcore.vjp` applied to {self.name} was called with "
                 f"{len(extra) + 1} arguments, but functions returned by `fcore.vjp` must be called with a "
                 "single argument corresponding to the single value returned by the function being "
                 "differentiated (even if that returned value is a tuple or other container)."
             )
         ct_flat, ct_tree = _flatten(ct)
-        if ct_tree != out_tree:
+        if ct_tree != self.out_tree:
             raise ValueError(
                 "unexpected tree structure: the argument to a VJP function returned by `fcore.vjp` must match "
-                f"the pytree structure of the output of {fun_name(fun)}, {out_tree}, but got {ct_tree}."
+                f"the pytree structure of the output of {self.name}, {self.out_tree}, but got {ct_tree}."
             )
-        cts_in = pullback([_checked_cotangent(c, a) for c, a in zip(ct_flat, out_avals)])
-        cts = [_output_tangent(a, c) for a, c in zip(in_avals, cts_in)]
-        result: tuple[Any, ...] = p_tree.unflatten(cts)
+        cts_in = self.pullback([_checked_cotangent(c, a) for c, a in zip(ct_flat, self.out_avals)], residuals)
+        cts = [_output_tangent(a, c) for a, c in zip(self.in_avals, cts_in)]
+        result: tuple[Any, ...] = self.p_tree.unflatten(cts)
         return result
-
-    out = out_tree.unflatten(outs)
-    return (out, f_vjp, aux_box[0]) if has_aux else (out, f_vjp)
 
 
 def _checked_cotangent(ct: Any, aval: ShapedArray) -> Any:

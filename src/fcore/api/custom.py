@@ -31,14 +31,14 @@ from fcore.ir.core import ClosedJaxpr
 from fcore.lax.call import hoist_consts
 from fcore.lax.custom_derivatives import CustomBwd, custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
 from fcore.lax.elementwise import convert_element_type, stop_gradient
-from fcore.lax.remat import DotsSaveable, EverythingSaveable, NothingSaveable, as_policy, bind_remat
+from fcore.lax.remat import as_policy, bind_remat
 from fcore.lax.traced_rules import LazyJaxpr, trace_rule, with_closure
 from fcore.transforms import ad_util
 from fcore.transforms.ad_util import Zero, has_tangent
 from fcore.transforms.jvp import JVPTrace, JVPTracer
 from fcore.transforms.partial_eval import PartialEvalTrace
 
-__all__ = ["custom_jvp", "custom_vjp", "checkpoint", "remat", "checkpoint_policies"]
+__all__ = ["custom_jvp", "custom_vjp", "checkpoint", "remat"]
 
 
 # =========================================================================================
@@ -471,15 +471,6 @@ class custom_vjp:  # noqa: N801  (JAX's name)
 # =========================================================================================
 # checkpoint / remat
 # =========================================================================================
-class checkpoint_policies:  # noqa: N801  (JAX's module name)
-    """Residual-saving policies for ``checkpoint(..., policy=...)``, as ``jax.checkpoint_policies``."""
-
-    everything_saveable = EverythingSaveable()
-    nothing_saveable = NothingSaveable()
-    dots_saveable = checkpoint_dots = DotsSaveable(False)
-    dots_with_no_batch_dims_saveable = checkpoint_dots_with_no_batch_dims = DotsSaveable(True)
-
-
 def checkpoint(
     fun: Callable[..., Any],
     *,

@@ -22,7 +22,7 @@ from fcore.api.jit_args import ArgSpec, CallArgs, dynamic_leaf_info, resolve_arg
 from fcore.api.staging import ShapeDtypeStruct, abstractify, fun_name
 from fcore.api.stages import Lowered, Specialization, Traced
 from fcore.backend import runtime
-from fcore.config import x64_enabled
+from fcore.config import jit_disabled, x64_enabled
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import EVAL_TRACE, to_numpy_arg
 from fcore.interpreters.stack import current_trace
@@ -194,6 +194,8 @@ class Jitted:
 
     # -- calls ----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if jit_disabled():
+            return self.fun(*args, **kwargs)  # ``disable_jit``: op by op, as plain Python
         if not kwargs and self._positional:
             # Fast path, the common cached call: positional fcore arrays that already live on
             # the device, keyed by their avals alone, outside any transformation. Everything

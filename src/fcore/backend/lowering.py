@@ -100,12 +100,14 @@ def dense_attr(value: np.ndarray[Any, Any]) -> str:
 class FunctionBuilder:
     """Accumulates the body of one ``func.func``."""
 
-    __slots__ = ("lines", "_next", "location")
+    __slots__ = ("lines", "_next", "location", "token")
 
     def __init__(self) -> None:
         self.lines: list[str] = []
         self._next = 0
         self.location = ""
+        #: The ``!stablehlo.token`` threading this function's ordered effects (``ordered_token``).
+        self.token: str | None = None
 
     def fresh(self) -> str:
         name = f"%{self._next}"
@@ -133,12 +135,14 @@ class ModuleBuilder:
         return name
 
     def private_function(self, jaxpr: Jaxpr, name: str) -> str:
-        """The symbol of a private function computing ``jaxpr`` (lowered once per structure)."""
+        """The symbol of a private function computing ``jaxpr`` (lowered once per structure).
+        When ``threads_token(jaxpr)``, the function takes the caller's token as its last
+        parameter and returns its own last token as its last result."""
         sym = self._by_jaxpr.get(jaxpr)
         if sym is None:
             sym = self.unique_name(name)
             self._by_jaxpr[jaxpr] = sym
-            self.functions.append(lower_function(self, jaxpr, sym, public=False))
+            self.functions.append(lower_function(self, jaxpr, sym, public=False, token=threads_token(jaxpr)))
         return sym
 
 
@@ -193,12 +197,32 @@ class LoweringRuleContext:
         return self.op_typed("stablehlo.convert", [x], [aval], ShapedArray(aval.shape, dtype))
 
 
+TOKEN_TYPE = "!stablehlo.token"
+
+
+def threads_token(jaxpr: Jaxpr) -> bool:
+    """Whether ``jaxpr`` has ordered effects, so that its function must thread a token."""
+    return any(e.ordered for e in jaxpr.effects)
+
+
+def ordered_token(ctx: LoweringRuleContext) -> str:
+    """The token the next ordered effect of this function consumes (created on first use);
+    the rule stores the token its op produces in ``ctx.fn.token``, so ordered effects run in
+    program order."""
+    token = ctx.fn.token
+    if token is None:
+        token = ctx.fn.token = ctx.emit("stablehlo.after_all : !stablehlo.token")
+    return token
+
+
 def lower_function(
-    module: ModuleBuilder, jaxpr: Jaxpr, name: str, public: bool, aliases: Sequence[int | None] = ()
+    module: ModuleBuilder, jaxpr: Jaxpr, name: str, public: bool, aliases: Sequence[int | None] = (),
+    token: bool = False,
 ) -> str:
     """The text of one ``func.func``: constvars then invars are its parameters.
 
-    ``aliases[i]``, when not None, is the result that parameter ``i`` is donated to.
+    ``aliases[i]``, when not None, is the result that parameter ``i`` is donated to. With
+    ``token``, a ``!stablehlo.token`` is the last parameter and the last result (ordered effects).
     """
     fn = FunctionBuilder()
     env: dict[int, str] = {}
@@ -208,6 +232,9 @@ def lower_function(
         alias = aliases[i] if i < len(aliases) else None
         attr = f" {{tf.aliasing_output = {alias} : i32}}" if alias is not None else ""
         params.append(f"%arg{i}: {tensor_type(v.aval)}{attr}")
+    if token:
+        fn.token = f"%arg{len(params)}"
+        params.append(f"{fn.token}: {TOKEN_TYPE}")
 
     def read(a: Any) -> str:
         if type(a) is Literal:
@@ -239,6 +266,10 @@ def lower_function(
     fn.location = ""
     results = [read(a) for a in jaxpr.outvars]
     out_types = [tensor_type(a.aval) for a in jaxpr.outvars]
+    if token:
+        assert fn.token is not None
+        results.append(fn.token)
+        out_types.append(TOKEN_TYPE)
     vis = "public" if public else "private"
     head = f"  func.func {vis} @{name}({', '.join(params)}) -> ({', '.join(out_types)}) {{"
     ret = f"    return {', '.join(results)} : {', '.join(out_types)}" if results else "    return"

@@ -27,7 +27,7 @@ class ShapedArray:
     """An array's shape, dtype and weak-type flag (JAX's ``ShapedArray``).
 
     A *weak* type is the type of a Python scalar: it adopts the precision of
-    whatever array it meets in a binary operation (SPEC §3.3).
+    whatever array it meets in a binary operation (docs/guide.md, "Dtypes and promotion").
     """
 
     shape: Shape = attrs.field(converter=_to_shape)

@@ -54,7 +54,7 @@ from fcore.lax.gather_scatter import (
     scatter_sub as scatter_sub,
 )
 from fcore.lax.control_flow import (
-    cond as cond, fori_loop as fori_loop, scan as scan, switch as switch, while_loop as while_loop,
+    cond as cond, fori_loop as fori_loop, map as map, scan as scan, switch as switch, while_loop as while_loop,
 )
 from fcore.lax.sorting import sort as sort, sort_key_val as sort_key_val, top_k as top_k
 from fcore.lax.special import (
@@ -128,6 +128,21 @@ from fcore.lax.bessel import (
 )
 from fcore.lax.bits import (
     bitcast_convert_type_p as bitcast_convert_type_p, clz_p as clz_p, population_count_p as population_count_p,
+)
+from fcore.lax.convolution import (
+    ConvDimensionNumbers as ConvDimensionNumbers,
+    ConvGeneralDilatedDimensionNumbers as ConvGeneralDilatedDimensionNumbers, conv as conv, conv_dimension_numbers as conv_dimension_numbers,
+    conv_general_dilated as conv_general_dilated, conv_general_dilated_p as conv_general_dilated_p,
+    conv_transpose as conv_transpose, conv_with_general_padding as conv_with_general_padding,
+    padtype_to_pads as padtype_to_pads, conv_general_dilated_patches as conv_general_dilated_patches,
+    conv_general_shape_tuple as conv_general_shape_tuple, conv_shape_tuple as conv_shape_tuple,
+    conv_transpose_shape_tuple as conv_transpose_shape_tuple, conv_general_permutations as conv_general_permutations,
+)
+from fcore.lax.windowed_reductions import (
+    reduce_window as reduce_window, reduce_window_max_p as reduce_window_max_p,
+    reduce_window_min_p as reduce_window_min_p, reduce_window_p as reduce_window_p,
+    reduce_window_shape_tuple as reduce_window_shape_tuple, reduce_window_sum_p as reduce_window_sum_p,
+    select_and_gather_add_p as select_and_gather_add_p, select_and_scatter_add_p as select_and_scatter_add_p,
 )
 from fcore.lax.fft import FftType as FftType, fft as fft, fft_p as fft_p
 from fcore.lax import linalg as linalg

@@ -1,4 +1,4 @@
-"""``fcore.core.Primitive``: the IR's primitive plus SPEC §3.5's one-call rule registration.
+"""``fcore.core.Primitive``: the IR's primitive plus the one-call rule registration of docs/adding_a_primitive.md.
 
 ``p.def_jvp(f)`` is shorthand for ``jvp_rules.register(p)(f)`` (and so on for transpose,
 batching and lowering): the rules live in the tables of the interpreters that apply them

@@ -21,6 +21,7 @@ Policies are parameter values: ``EverythingSaveable()``, ``NothingSaveable()``,
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple
 
 import attrs
 
@@ -32,7 +33,7 @@ from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from fcore.ir.params import ParamStruct, ParamValue
 from fcore.ir.parser import register_param_struct
 from fcore.ir.primitive import Primitive as IrPrimitive
-from fcore.lax._base import ArrayLike, check_operands
+from fcore.lax._base import ArrayLike, NpArray, check_operands
 from fcore.lax._primitive import Primitive
 from fcore.lax.call import as_eager_results, eval_closed, hoist_consts, lower_call, param_of
 from fcore.transforms.ad_util import Tangent, UndefinedPrimal, Zero, is_undefined
@@ -51,6 +52,14 @@ __all__ = [
     "DotsSaveable",
     "CallablePolicy",
     "as_policy",
+    "Recompute",
+    "Saveable",
+    "Offloadable",
+    "SaveNames",
+    "EitherSaves",
+    "saves",
+    "name_p",
+    "checkpoint_name",
     "RematParams",
     "remat_p",
     "bind_remat",
@@ -120,7 +129,7 @@ class CallablePolicy(SavePolicy):
         self.fun = fun
 
     def saveable(self, prim: IrPrimitive, avals: Sequence[ShapedArray], params: Mapping[str, ParamValue]) -> bool:
-        return bool(self.fun(prim, *avals, **params))
+        return saves(self.fun(prim, *avals, **params))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, CallablePolicy) and self.fun is other.fun
@@ -132,11 +141,125 @@ class CallablePolicy(SavePolicy):
         return f"CallablePolicy({getattr(self.fun, '__name__', type(self.fun).__name__)})"
 
 
+class RecomputeType:
+    """The type of ``Recompute``: a policy's answer "do not save this value"."""
+
+    __slots__ = ()
+
+
+class SaveableType:
+    """The type of ``Saveable``: a policy's answer "save this value"."""
+
+    __slots__ = ()
+
+
+Recompute = RecomputeType()
+Saveable = SaveableType()
+
+
+class Offloadable(NamedTuple):
+    """A policy's answer "save this value in memory ``dst``"; fcore runs on one memory space
+    (host CPU), so an offloaded value is simply saved."""
+
+    src: str
+    dst: str
+
+
+PolicyAnswer = bool | RecomputeType | SaveableType | Offloadable
+
+
+def saves(answer: PolicyAnswer) -> bool:
+    """Whether a policy's answer keeps the value (``Offloadable`` keeps it: one memory space)."""
+    if isinstance(answer, (SaveableType, Offloadable)):
+        return True
+    if isinstance(answer, RecomputeType):
+        return False
+    return bool(answer)
+
+
+@register_param_struct
+@attrs.frozen(slots=True)
+class SaveNames(SavePolicy):
+    """Save only the values named by ``checkpoint_name``: those in ``names`` (``exclude=False``,
+    JAX's ``save_only_these_names``) or all but those (``exclude=True``,
+    ``save_any_names_but_these``)."""
+
+    names: tuple[str, ...]
+    exclude: bool
+
+    def saveable(self, prim: IrPrimitive, avals: Sequence[ShapedArray], params: Mapping[str, ParamValue]) -> bool:
+        if prim is not name_p:
+            return False
+        return (params["name"] in self.names) != self.exclude
+
+
+@register_param_struct
+@attrs.frozen(slots=True)
+class EitherSaves(SavePolicy):
+    """Save what either policy saves (``save_from_both_policies``)."""
+
+    first: SavePolicy
+    second: SavePolicy
+
+    def saveable(self, prim: IrPrimitive, avals: Sequence[ShapedArray], params: Mapping[str, ParamValue]) -> bool:
+        return self.first.saveable(prim, avals, params) or self.second.saveable(prim, avals, params)
+
+
 def as_policy(policy: Callable[..., bool] | None) -> SavePolicy | None:
     """A policy parameter value for ``checkpoint(..., policy=...)``."""
     if policy is None or isinstance(policy, SavePolicy):
         return policy
     return CallablePolicy(policy)
+
+
+# =========================================================================================
+# name: checkpoint_name's identity, which name policies look for
+# =========================================================================================
+@attrs.frozen(kw_only=True)
+class NameParams:
+    """``name[name]``: the label ``checkpoint_name`` gives a value."""
+
+    name: str
+
+
+name_p = Primitive("name", params=NameParams)
+
+
+@name_p.def_abstract_eval
+def _name_abstract_eval(x: ShapedArray, *, name: str) -> ShapedArray:
+    if not isinstance(name, str):
+        raise TypeError(f"checkpoint_name's name must be a str, got {name!r}")
+    return x
+
+
+@name_p.def_impl
+def _name_impl(x: NpArray, *, name: str) -> NpArray:
+    return x
+
+
+@jvp_rules.register(name_p, symbolic_zeros=True)
+def _name_jvp(primals: list[Array], tangents: list[Tangent], *, name: str) -> tuple[Array, Tangent]:
+    (x,), (t,) = primals, tangents
+    out: Array = name_p.bind(x, name=name)
+    return out, t  # the tangent is not named, as in JAX
+
+
+@batching_rules.register(name_p)
+def _name_batching(axis_size: int, vals: list[Array], dims: list[Dim], *, name: str) -> tuple[Array, Dim]:
+    out: Array = name_p.bind(vals[0], name=name)
+    return out, dims[0]
+
+
+@lowering_rules.register(name_p)
+def _name_lowering(ctx: LoweringRuleContext, x: str, *, name: str) -> str:
+    return x
+
+
+def checkpoint_name(x: ArrayLike, name: str) -> Array:
+    """``x``, labelled ``name`` for the name policies of ``checkpoint`` (one array; the
+    pytree version is ``fcore.ad_checkpoint.checkpoint_name``)."""
+    out: Array = name_p.bind(x, name=name)
+    return out
 
 
 # =========================================================================================

@@ -17,8 +17,13 @@ import numpy as np
 
 from fcore.backend.lowering import lowering_rules
 from fcore.interpreters.array import Array
-from fcore.lax._base import ArrayLike, match_scalars, is_python_scalar
+from fcore.interpreters.eval import get_aval
+from fcore.lax._primitive import Primitive
+from fcore.lax._base import ArrayLike, is_python_scalar, match_scalars, weak_scalar
 from fcore.lax.elementwise import _define, _lower_nary, _lower_unary  # the elementwise machinery, shared
+from fcore.lax.elementwise import add, exp, mul, neg, square
+from fcore.transforms.batching import defbroadcasting
+from fcore.transforms.jvp import defjvp
 
 NpArray = np.ndarray[Any, Any]
 
@@ -130,19 +135,25 @@ def _erf_inv(x: float) -> float:
     return y
 
 
-erfc_p = _define("erfc", 1, "float", _host(math.erfc))
-erf_inv_p = _define("erf_inv", 1, "float", _host(_erf_inv))
-lgamma_p = _define("lgamma", 1, "float", _host(_lgamma))
-digamma_p = _define("digamma", 1, "float", _host(_digamma))
-polygamma_p = _define("polygamma", 2, "float", _host(_polygamma))
-zeta_p = _define("zeta", 2, "float", _host(_zeta))
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
-def _bind(p: Any, *args: ArrayLike) -> Array:
+def _scalar(x: ArrayLike, value: float) -> Array:
+    return weak_scalar(value, get_aval(x).dtype)
+
+
+def _bind(p: Primitive, *args: ArrayLike) -> Array:
     if len(args) == 2 and (is_python_scalar(args[0]) or is_python_scalar(args[1])):
         args = match_scalars(args[0], args[1])
     out: Array = p.bind(*args)
     return out
+
+
+# -- erfc -------------------------------------------------------------------------------------
+erfc_p = _define("erfc", 1, "float", _host(math.erfc))
+defjvp(erfc_p, lambda g, x: mul(g, mul(_scalar(x, -_TWO_OVER_SQRT_PI), exp(neg(square(x))))))
+defbroadcasting(erfc_p)
+lowering_rules.register(erfc_p)(_lower_unary("chlo.erfc"))
 
 
 def erfc(x: ArrayLike) -> Array:
@@ -150,9 +161,23 @@ def erfc(x: ArrayLike) -> Array:
     return _bind(erfc_p, x)
 
 
+# -- erf_inv ----------------------------------------------------------------------------------
+erf_inv_p = _define("erf_inv", 1, "float", _host(_erf_inv))
+defjvp(erf_inv_p, lambda g, x: mul(g, mul(_scalar(x, math.sqrt(math.pi) / 2), exp(square(erf_inv(x))))))
+defbroadcasting(erf_inv_p)
+lowering_rules.register(erf_inv_p)(_lower_unary("chlo.erf_inv"))
+
+
 def erf_inv(x: ArrayLike) -> Array:
     """The inverse of ``erf`` on ``[-1, 1]``."""
     return _bind(erf_inv_p, x)
+
+
+# -- lgamma -----------------------------------------------------------------------------------
+lgamma_p = _define("lgamma", 1, "float", _host(_lgamma))
+defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
+defbroadcasting(lgamma_p)
+lowering_rules.register(lgamma_p)(_lower_unary("chlo.lgamma"))
 
 
 def lgamma(x: ArrayLike) -> Array:
@@ -160,9 +185,23 @@ def lgamma(x: ArrayLike) -> Array:
     return _bind(lgamma_p, x)
 
 
+# -- digamma ----------------------------------------------------------------------------------
+digamma_p = _define("digamma", 1, "float", _host(_digamma))
+defjvp(digamma_p, lambda g, x: mul(g, polygamma(_scalar(x, 1.0), x)))
+defbroadcasting(digamma_p)
+lowering_rules.register(digamma_p)(_lower_unary("chlo.digamma"))
+
+
 def digamma(x: ArrayLike) -> Array:
     """The logarithmic derivative of Gamma."""
     return _bind(digamma_p, x)
+
+
+# -- polygamma (m, x) -------------------------------------------------------------------------
+polygamma_p = _define("polygamma", 2, "float", _host(_polygamma))
+defjvp(polygamma_p, None, lambda g, m, x: mul(g, polygamma(add(m, _scalar(m, 1.0)), x)))
+defbroadcasting(polygamma_p)
+lowering_rules.register(polygamma_p)(_lower_nary("chlo.polygamma"))
 
 
 def polygamma(m: ArrayLike, x: ArrayLike) -> Array:
@@ -170,38 +209,13 @@ def polygamma(m: ArrayLike, x: ArrayLike) -> Array:
     return _bind(polygamma_p, m, x)
 
 
+# -- zeta (s, q) ------------------------------------------------------------------------------
+zeta_p = _define("zeta", 2, "float", _host(_zeta))
+defjvp(zeta_p, None, lambda g, s, q: mul(g, mul(neg(s), zeta(add(s, _scalar(s, 1.0)), q))))
+defbroadcasting(zeta_p)
+lowering_rules.register(zeta_p)(_lower_nary("chlo.zeta"))
+
+
 def zeta(x: ArrayLike, q: ArrayLike) -> Array:
     """The Hurwitz zeta function ``sum_k (q + k)**-x``."""
     return _bind(zeta_p, x, q)
-
-
-# -- rules -----------------------------------------------------------------------------------
-from fcore.interpreters.eval import get_aval  # noqa: E402
-from fcore.lax._base import weak_scalar  # noqa: E402
-from fcore.lax.elementwise import add, exp, mul, neg, square  # noqa: E402
-from fcore.transforms.batching import defbroadcasting  # noqa: E402
-from fcore.transforms.jvp import defjvp  # noqa: E402
-
-_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-
-
-def _scalar(x: Any, value: float) -> Array:
-    return weak_scalar(value, get_aval(x).dtype)
-
-
-defjvp(erfc_p, lambda g, x: mul(g, mul(_scalar(x, -_TWO_OVER_SQRT_PI), exp(neg(square(x))))))
-defjvp(erf_inv_p, lambda g, x: mul(g, mul(_scalar(x, math.sqrt(math.pi) / 2), exp(square(erf_inv(x))))))
-defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
-defjvp(digamma_p, lambda g, x: mul(g, polygamma(_scalar(x, 1.0), x)))
-defjvp(polygamma_p, None, lambda g, m, x: mul(g, polygamma(add(m, _scalar(m, 1.0)), x)))
-defjvp(zeta_p, None, lambda g, s, q: mul(g, mul(neg(s), zeta(add(s, _scalar(s, 1.0)), q))))
-
-for _p in (erfc_p, erf_inv_p, lgamma_p, digamma_p, polygamma_p, zeta_p):
-    defbroadcasting(_p)
-
-lowering_rules.register(erfc_p)(_lower_unary("chlo.erfc"))
-lowering_rules.register(erf_inv_p)(_lower_unary("chlo.erf_inv"))
-lowering_rules.register(lgamma_p)(_lower_unary("chlo.lgamma"))
-lowering_rules.register(digamma_p)(_lower_unary("chlo.digamma"))
-lowering_rules.register(polygamma_p)(_lower_nary("chlo.polygamma"))
-lowering_rules.register(zeta_p)(_lower_nary("chlo.zeta"))

@@ -24,11 +24,8 @@ def _ndim(x: object) -> int:
     return x.ndim if isinstance(x, (Array, np.ndarray, np.generic)) else np.ndim(np.asarray(x))
 
 
-def _conv(x: ArrayLike, y: ArrayLike, mode: str, op: str, preferred_element_type: Any) -> Array:
-    """1-D convolution/correlation as a matrix of sliding windows times the kernel."""
-    from fcore.numpy.indexing import getitem
-    from fcore.numpy.products import matmul
-
+def _conv(x: ArrayLike, y: ArrayLike, mode: str, op: str, precision: Any, preferred_element_type: Any) -> Array:
+    """1-D convolution/correlation as one ``lax.conv_general_dilated`` (``jnp``'s formulation)."""
     a, v = asarray(x, op), asarray(y, op, 1)
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError(f"{op}() only support 1-dimensional inputs.")
@@ -47,35 +44,31 @@ def _conv(x: ArrayLike, y: ArrayLike, mode: str, op: str, preferred_element_type
         v = lax.rev(v, (0,))
     k = v.shape[0]
     if mode == "valid":
-        lo, hi = 0, 0
+        padding = [(0, 0)]
     elif mode == "same":
-        lo, hi = k // 2, k - k // 2 - 1
+        padding = [(k // 2, k - k // 2 - 1)]
     elif mode == "full":
-        lo, hi = k - 1, k - 1
+        padding = [(k - 1, k - 1)]
     else:
         raise ValueError("mode must be one of ['full', 'same', 'valid']")
-    padded = lax.pad(a, ArrayImpl(np.zeros((), a.dtype), False), [(lo, hi, 0)])
-    n_out = padded.shape[0] - k + 1
-    windows = getitem(padded, np.arange(n_out)[:, None] + np.arange(k)[None, :])
-    if preferred_element_type is not None:
-        from fcore.numpy._dtypes import canonical_dtype
-
-        pdt = canonical_dtype(preferred_element_type)
-        windows, v = convert(windows, pdt), convert(v, pdt)
-    out = matmul(windows, v)
+    out = lax.conv_general_dilated(
+        lax.reshape(a, (1, 1, a.shape[0])), lax.reshape(v, (1, 1, k)), (1,), padding, precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
+    out = lax.reshape(out, (out.shape[2],))
     return lax.rev(out, (0,)) if reverse_out else out
 
 
 def convolve(a: ArrayLike, v: ArrayLike, mode: str = "full", *, precision: Any = None,
              preferred_element_type: Any = None) -> Array:
     """Discrete linear convolution of two 1-D arrays."""
-    return _conv(a, v, mode, "convolve", preferred_element_type)
+    return _conv(a, v, mode, "convolve", precision, preferred_element_type)
 
 
 def correlate(a: ArrayLike, v: ArrayLike, mode: str = "valid", *, precision: Any = None,
               preferred_element_type: Any = None) -> Array:
     """Cross-correlation of two 1-D arrays."""
-    return _conv(a, v, mode, "correlate", preferred_element_type)
+    return _conv(a, v, mode, "correlate", precision, preferred_element_type)
 
 
 def interp(x: ArrayLike, xp: ArrayLike, fp: ArrayLike, left: ArrayLike | str | None = None,

@@ -1,4 +1,4 @@
-"""Pure ``jaxpr -> jaxpr`` transformations (SPEC §3.5); each takes and returns ``ClosedJaxpr``."""
+"""Pure ``jaxpr -> jaxpr`` transformations (docs/design.md); each takes and returns ``ClosedJaxpr``."""
 
 from fcore.transforms.autodiff import linearize_jaxpr as linearize_jaxpr, vjp_jaxpr as vjp_jaxpr
 from fcore.transforms.batching import batch_jaxpr as batch_jaxpr

@@ -60,25 +60,37 @@ def linearize_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any], de
 
 @attrs.frozen(slots=True)
 class VJP:
-    """A pullback: ``__call__(cts)`` returns one cotangent per primal input."""
+    """A pullback: ``__call__(cts)`` returns one cotangent per primal input.
+
+    ``residuals`` replaces the saved residuals by values of the same types: ``fcore.vjp``
+    returns a ``Partial`` whose leaves are the residuals, so they may come back as tracers
+    (the pullback passed through ``jit``) or as other arrays (``tree_map`` over it)."""
 
     linearized: Linearized
     _transposed: list[ClosedJaxpr] = attrs.field(factory=list)
+    _transposed_open: list[tuple[Jaxpr, tuple[Any, ...]]] = attrs.field(factory=list)
 
-    def __call__(self, cts: Sequence[Any]) -> list[Any]:
+    def __call__(self, cts: Sequence[Any], residuals: Sequence[Any] | None = None) -> list[Any]:
         lin = self.linearized.linear
+        saved = self.linearized.residuals
+        res = saved if residuals is None else residuals
         if type(current_trace()) is EvalTrace:
             # Eager: evaluate the transpose rules directly, as JAX's backward_pass does;
             # building, simplifying and then interpreting a jaxpr would cost three more walks.
-            return backward_pass(lin, [True] * len(lin.invars), self.linearized.residuals, [], cts)
-        if not self._transposed:
-            jaxpr, extra = transpose_open(lin, [True] * len(lin.invars))
-            # Transposition leaves x*1 and neg-pairs behind; removing them is cheap and
-            # keeps staged gradients small.
-            closed = ClosedJaxpr(jaxpr, tuple(self.linearized.residuals) + tuple(extra))
-            self._transposed.append(simplify_algebra(closed))
-        backward = self._transposed[0]
-        return eval_jaxpr(backward.jaxpr, backward.consts, *cts)
+            return backward_pass(lin, [True] * len(lin.invars), res, [], cts)
+        if residuals is None or all(a is b for a, b in zip(residuals, saved)):
+            if not self._transposed:
+                jaxpr, extra = transpose_open(lin, [True] * len(lin.invars))
+                # Transposition leaves x*1 and neg-pairs behind; removing them is cheap and
+                # keeps staged gradients small.
+                self._transposed.append(simplify_algebra(ClosedJaxpr(jaxpr, tuple(saved) + tuple(extra))))
+            backward = self._transposed[0]
+            return eval_jaxpr(backward.jaxpr, backward.consts, *cts)
+        if not self._transposed_open:
+            open_jaxpr, new_consts = transpose_open(lin, [True] * len(lin.invars))
+            self._transposed_open.append((open_jaxpr, tuple(new_consts)))
+        open_jaxpr, consts = self._transposed_open[0]
+        return eval_jaxpr(open_jaxpr, [*res, *consts], *cts)
 
 
 def vjp_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any], description: str) -> tuple[list[Any], VJP]:

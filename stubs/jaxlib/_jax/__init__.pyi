@@ -83,6 +83,10 @@ class ExecuteResults:
         strict: bool = True,
     ) -> list[object]: ...
     def disassemble_into_single_device_arrays(self) -> list[list[ArrayImpl]]: ...
+    def consume_token(self) -> ShardedToken: ...
+
+class ShardedToken:
+    def block_until_ready(self) -> None: ...
 
 class PjRtLayout: ...
 
@@ -127,13 +131,23 @@ class Client:
     def devices(self) -> list[Device]: ...
     def local_devices(self) -> list[Device]: ...
     def device_count(self) -> int: ...
-    # `computation`: StableHLO text (str) or MLIR bytecode (bytes); an
-    # `ir.Module` overload exists too but fcore does not use it.
+    # `computation`: StableHLO text (str) or MLIR bytecode (bytes); with host
+    # callbacks (Python callables, see fcore.backend.host_callback) only an MLIR
+    # module object is accepted.
+    @overload
     def compile_and_load(
         self,
         computation: str | bytes,
         executable_devices: DeviceList,
         compile_options: CompileOptions = ...,
+    ) -> LoadedExecutable: ...
+    @overload
+    def compile_and_load(
+        self,
+        computation: object,
+        executable_devices: DeviceList,
+        compile_options: CompileOptions,
+        host_callbacks: Sequence[Callable[..., Any]],
     ) -> LoadedExecutable: ...
     def serialize_executable(self, executable: LoadedExecutable, /) -> bytes: ...
     def deserialize_executable(
