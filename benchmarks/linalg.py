@@ -1,5 +1,9 @@
 """Issue 14 workloads: jitted Cholesky + solve + slogdet of a 256x256 SPD matrix (the
-Gaussian-process step), and a jitted batch of FFTs."""
+Gaussian-process step), and a jitted batch of FFTs.
+
+fcore and jax call the same LAPACK kernels (OpenBLAS, through SciPy). On a loaded machine its
+worker threads spin and the timings swing tenfold; run with ``OPENBLAS_NUM_THREADS=1`` for a
+stable ratio."""
 
 from __future__ import annotations
 

@@ -49,6 +49,7 @@ from fcore.lax.reductions import argmax, reduce_sum
 from fcore.lax.shapes import (
     broadcast_in_dim, broadcasted_iota, concatenate, expand_dims, full, pad, reshape, squeeze, transpose,
 )
+from fcore.lax.slicing import dynamic_slice, dynamic_slice_in_dim, dynamic_update_slice, dynamic_update_slice_in_dim
 from fcore.lax.slicing import slice as lax_slice
 from fcore.transforms.ad_util import Tangent, UndefinedPrimal, Zero
 from fcore.transforms.batching import Dim, batching_rules, moveaxis
@@ -83,7 +84,9 @@ def _triangle_mask(shape: tuple[int, ...], k: int, lower: bool) -> Array:
     nd = len(shape)
     rows = broadcasted_iota(np.int32, shape, nd - 2)
     cols = broadcasted_iota(np.int32, shape, nd - 1)
-    return ge(add(rows, np.full(shape, k, np.int32)), cols) if lower else ge(cols, add(rows, np.full(shape, k, np.int32)))
+    if k:
+        rows = add(rows, full(shape, k, np.int32))
+    return ge(rows, cols) if lower else ge(cols, rows)
 
 
 def _tril(x: Array, k: int = 0) -> Array:
@@ -547,18 +550,23 @@ def lu_pivots_to_permutation(pivots: ArrayLike, permutation_size: int) -> Array:
     if m == 0 or k == 0:
         return perm0
     iota = broadcasted_iota(np.int32, shape, nb)
-    iota_k = broadcasted_iota(np.int32, (*batch, k), nb)
+
+    def at(v: Array, idx: Array) -> Array:
+        """``v[..., idx]`` for a scalar index (a one-element slice)."""
+        return dynamic_slice_in_dim(v, idx, 1, nb, allow_negative_indices=False)
 
     def body(i_any: Array, perm: Array) -> Array:
         i = convert_element_type(i_any, np.int32)
-        at_i_k = eq(iota_k, broadcast_in_dim(i, (*batch, k), ()))
-        j = reduce_sum(select(at_i_k, piv, full((*batch, k), 0, np.int32)), (nb,))  # swaps[..., i]
-        at_i = eq(iota, broadcast_in_dim(i, shape, ()))
-        at_j = eq(iota, broadcast_in_dim(j, shape, tuple(range(nb))))
-        zeros = full(shape, 0, np.int32)
-        x = broadcast_in_dim(reduce_sum(select(at_i, perm, zeros), (nb,)), shape, tuple(range(nb)))
-        y = broadcast_in_dim(reduce_sum(select(at_j, perm, zeros), (nb,)), shape, tuple(range(nb)))
-        return select(at_j, x, select(at_i, y, perm))
+        j = at(piv, i)  # swaps[..., i]
+        x = at(perm, i)
+        if nb == 0:  # one permutation: swap two elements with slices, as JAX's loop does
+            y = dynamic_slice(perm, (reshape(j, ()),), (1,))
+            perm = dynamic_update_slice(perm, y, (i,))
+            return dynamic_update_slice(perm, x, (reshape(j, ()),))
+        at_j = eq(iota, broadcast_in_dim(j, shape, tuple(range(nb + 1))))
+        y = reduce_sum(select(at_j, perm, full(shape, 0, np.int32)), (nb,))
+        perm = dynamic_update_slice_in_dim(perm, expand_dims(y, (nb,)), i, nb, allow_negative_indices=False)
+        return select(at_j, broadcast_in_dim(x, shape, tuple(range(nb + 1))), perm)
 
     out: Array = fori_loop(np.int32(0), np.int32(k), body, perm0)
     return out
