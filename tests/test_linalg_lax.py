@@ -248,7 +248,7 @@ def test_tridiagonal_solve_grads_and_vmap() -> None:
         _close(fcore.grad(lambda *v: fnp.sum(fl.tridiagonal_solve(*v) ** 2), argnum)(*args),
                jax.grad(lambda *v: jnp.sum(jl.tridiagonal_solve(*v) ** 2), argnum)(*jargs))
     stacked_b = np.stack([args[3], args[3] * 2], 2)
-    _same_bits(fcore.vmap(fl.tridiagonal_solve, in_axes=(None, None, None, 2))(*args[:3], stacked_b),
+    _same_bits(fcore.vmap(fl.tridiagonal_solve, in_axes=(None, None, None, 2))(args[0], args[1], args[2], stacked_b),
                jax.vmap(lambda p, q, r, t: jl.tridiagonal_solve(p, q, r, t), in_axes=(None, None, None, 2))(
                    jargs[0], jargs[1], jargs[2], jnp.asarray(stacked_b)))
     dls = np.stack([args[0], args[0] * 0.5])
