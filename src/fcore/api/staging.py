@@ -63,6 +63,8 @@ class ShapeDtypeStruct:
 
 def abstractify(x: object) -> ShapedArray:
     """The aval a traced function sees for argument ``x``."""
+    if type(x) is ArrayImpl:  # the common case first: jit's dispatch calls this per argument
+        return x.aval
     if isinstance(x, Tracer):
         return x.aval
     if isinstance(x, ShapeDtypeStruct):
