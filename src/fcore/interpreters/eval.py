@@ -81,6 +81,9 @@ class EvalTrace(Trace):
         impl = prim.impl_rule
         if impl is None:
             raise NotImplementedError(f"primitive '{prim.name}' has no eager implementation (impl rule)")
+        shape_rule = prim.abstract_eval_rule
+        if shape_rule is not None:  # the type rule's errors (JAX's), not NumPy's leniency (issue 23)
+            shape_rule(*[ShapedArray(v.shape, v.dtype, w) for v, w in zip(vals, weaks)], **params)
         out = impl(*vals, **params)
         verify = verify_enabled()
         if prim.multiple_results:
