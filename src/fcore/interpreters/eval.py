@@ -15,7 +15,7 @@ from fcore.errors import UnexpectedTracerError
 from fcore.interpreters.array import ArrayImpl
 from fcore.interpreters.trace import Trace, Tracer
 from fcore.ir import dtypes
-from fcore.ir.avals import ShapedArray
+from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.core import Literal
 from fcore.ir.params import ParamValue
 from fcore.ir.primitive import Primitive
@@ -86,7 +86,7 @@ class EvalTrace(Trace):
             raise NotImplementedError(f"primitive '{prim.name}' has no eager implementation (impl rule)")
         shape_rule = prim.abstract_eval_rule
         if shape_rule is not None:  # the type rule's errors (JAX's), not NumPy's leniency (issue 23)
-            check_allocation(shape_rule(*[ShapedArray(v.shape, v.dtype, w) for v, w in zip(vals, weaks)], **params))
+            check_allocation(shape_rule(*[shaped_array(v.shape, v.dtype, w) for v, w in zip(vals, weaks)], **params))
         out = impl(*vals, **params)
         verify = verify_enabled()
         if prim.multiple_results:

@@ -12,6 +12,7 @@ its primitives with the same helpers (``_define``).
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Union
@@ -56,6 +57,7 @@ _KIND_DTYPES: dict[str, frozenset[DType]] = {
 }
 
 
+@functools.lru_cache(maxsize=None)
 def _accepted(kinds: str) -> frozenset[DType]:
     """The dtypes of the ``|``-separated kinds (computed once per primitive)."""
     return frozenset().union(*(_KIND_DTYPES[k] for k in kinds.split("|")))
