@@ -21,6 +21,7 @@ def _live_executables() -> int:
 def test_fresh_lambdas_do_not_accumulate_executables() -> None:
     x = np.ones(4, np.float32)
     fcore.clear_caches()
+    held = _live_executables()  # by objects of other tests (an AOT ``Compiled`` keeps its own)
     n = call.SHARED_EXECUTABLES + 40
     for i in range(n):
         c = float(i)
@@ -28,10 +29,10 @@ def test_fresh_lambdas_do_not_accumulate_executables() -> None:
         np.testing.assert_allclose(np.asarray(out), x * c + 1.0)
     assert len(call._compiled) <= call.SHARED_EXECUTABLES
     assert len(call._launches) <= call.SHARED_EXECUTABLES
-    assert _live_executables() <= call.SHARED_EXECUTABLES + 8
+    assert _live_executables() <= held + call.SHARED_EXECUTABLES + 8
     fcore.clear_caches()
     assert len(call._compiled) == 0
-    assert _live_executables() == 0
+    assert _live_executables() <= held
 
 
 def test_a_live_function_keeps_its_executable_through_lru_eviction() -> None:
