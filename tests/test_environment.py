@@ -30,7 +30,7 @@ def test_matches_jax_report() -> None:
 def test_config_in_force_is_the_callers() -> None:
     with fcore.enable_x64(), fcore.numpy_dtype_promotion("strict"):
         info = fcore.print_environment_info(return_string=True) or ""
-    assert "config: enable_x64=True numpy_dtype_promotion='strict' verify=True" in info.splitlines()
+    assert "config: enable_x64=True numpy_dtype_promotion='strict' verify=True disable_jit=False" in info.splitlines()
     assert "enable_x64=False" in (fcore.print_environment_info(return_string=True) or "")
 
 

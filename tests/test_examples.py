@@ -95,6 +95,19 @@ def check_ir_toolkit(out: str, cwd: Path) -> None:
     assert dot.read_text().startswith('digraph "program"')
 
 
+def check_data_parallel(out: str, cwd: Path) -> None:
+    """Four devices, the batch in four shards, and the same losses as on one device."""
+    assert out.startswith("devices: 4, mesh: {'data': 4}")
+    assert "split into 4 shards" in out
+    rows = [line.split() for line in out.splitlines() if re.match(r"\s+\d+\s", line)]
+    assert len(rows) >= 5
+    for _, one, four in rows:
+        assert float(four) == pytest.approx(float(one), rel=1e-5)
+    assert float(rows[-1][1]) < float(rows[0][1])
+    (diff,) = numbers_after("max relative difference", out)
+    assert diff < 1e-5
+
+
 def check_cnn(out: str, cwd: Path) -> None:
     losses, accuracies = numbers_after("loss", out), numbers_after("held-out accuracy", out)
     assert len(losses) == 4 and losses[-1] < 0.5 * losses[0]
@@ -102,6 +115,7 @@ def check_cnn(out: str, cwd: Path) -> None:
 
 
 CHECKS: dict[str, Callable[[str, Path], None]] = {
+    "data_parallel.py": check_data_parallel,
     "demo.py": check_demo,
     "per_example_gradients.py": check_per_example_gradients,
     "transformer.py": check_transformer,

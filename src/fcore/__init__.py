@@ -13,6 +13,7 @@ from fcore.api.staging import ShapeDtypeStruct as ShapeDtypeStruct, make_jaxpr a
 from fcore.environment import print_environment_info as print_environment_info
 from fcore.config import (
     config as config,
+    disable_jit as disable_jit,
     enable_x64 as enable_x64,
     numpy_dtype_promotion as numpy_dtype_promotion,
 )
@@ -40,9 +41,25 @@ from fcore.api.jit import (
     block_until_ready as block_until_ready,
     clear_caches as clear_caches,
     device_put as device_put,
-    devices as devices,
     jit as jit,
 )
+from fcore.api.devices import (
+    device_count as device_count,
+    devices as devices,
+    local_device_count as local_device_count,
+    local_devices as local_devices,
+    process_count as process_count,
+    process_index as process_index,
+)
+from fcore import sharding as sharding
+from fcore.sharding import make_mesh as make_mesh, set_mesh as set_mesh
+from fcore.api.shard_map import shard_map as shard_map
+from fcore.api.pmap import pmap as pmap
+from fcore.api.placement import (
+    make_array_from_callback as make_array_from_callback,
+    make_array_from_process_local_data as make_array_from_process_local_data,
+)
+from fcore import distributed as distributed
 from fcore import numpy as numpy  # also installs the Array operators and methods
 from fcore import dtypes as dtypes
 from fcore.dtypes import float0 as float0
@@ -62,4 +79,14 @@ from fcore.api.custom import (
     custom_jvp as custom_jvp,
     custom_vjp as custom_vjp,
     remat as remat,
+)
+from fcore import debug as debug
+from fcore import experimental as experimental
+from fcore.lax.callbacks import effects_barrier as effects_barrier, pure_callback as pure_callback
+from fcore.api.front_end import (
+    ensure_compile_time_eval as ensure_compile_time_eval,
+    eval_shape as eval_shape,
+    named_call as named_call,
+    named_scope as named_scope,
+    typeof as typeof,
 )

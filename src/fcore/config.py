@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Literal
 
@@ -31,11 +31,12 @@ def _env_flag(name: str) -> bool:
 class _Globals:
     """The process-wide values (what ``config.update`` sets)."""
 
-    __slots__ = ("x64", "promotion")
+    __slots__ = ("x64", "promotion", "disable_jit")
 
     def __init__(self) -> None:
         self.x64 = _env_flag("FCORE_ENABLE_X64")
         self.promotion: PromotionMode = "standard"
+        self.disable_jit = _env_flag("JAX_DISABLE_JIT")
 
 
 _globals = _Globals()
@@ -43,6 +44,7 @@ _globals = _Globals()
 _x64: ContextVar[bool] = ContextVar("fcore_enable_x64")
 _promotion: ContextVar[PromotionMode] = ContextVar("fcore_numpy_dtype_promotion")
 _verify: ContextVar[bool] = ContextVar("fcore_verify_each", default=_env_flag("FCORE_VERIFY"))
+_jit_disabled: ContextVar[bool] = ContextVar("fcore_disable_jit")
 
 # The getters are read on every primitive application: one ContextVar lookup each.
 
@@ -61,6 +63,11 @@ def promotion_mode() -> PromotionMode:
 verify_enabled = _verify.get
 
 
+def jit_disabled() -> bool:
+    """Whether ``jit`` runs functions op by op (``disable_jit``), as plain Python calls."""
+    return _jit_disabled.get(_globals.disable_jit)
+
+
 def _promotion_mode(value: object) -> PromotionMode:
     if value == "standard" or value == "strict":
         return value
@@ -71,16 +78,25 @@ _ALIASES = {
     "jax_enable_x64": "enable_x64",
     "jax_numpy_dtype_promotion": "numpy_dtype_promotion",
     "fcore_verify": "verify",
+    "jax_num_cpu_devices": "num_cpu_devices",
+    "jax_disable_jit": "disable_jit",
 }
+
+#: Called with the new value of ``num_cpu_devices`` (installed by ``fcore.backend``, which
+#: refuses a change once the client exists, as jax does).
+_num_cpu_devices_hook: list["Callable[[int], None]"] = []
+_num_cpu_devices_value: list[int] = [-1]
 
 
 class Config:
     """``fcore.config``: ``update(name, value)`` and ``read(name)`` as in ``jax.config``.
 
     Names: ``enable_x64`` (alias ``jax_enable_x64``), ``numpy_dtype_promotion`` (alias
-    ``jax_numpy_dtype_promotion``), ``verify`` (alias ``fcore_verify``). An update of a JAX
-    setting is process-wide (a ``with`` block of the matching context manager still overrides
-    it); ``verify`` is set for the current context only.
+    ``jax_numpy_dtype_promotion``), ``disable_jit`` (alias ``jax_disable_jit``), ``verify``
+    (alias ``fcore_verify``), ``num_cpu_devices`` (alias ``jax_num_cpu_devices``: the CPU device
+    count, settable only before the first computation). An update of a JAX setting is
+    process-wide (a ``with`` block of the matching context manager still overrides it);
+    ``verify`` is set for the current context only.
     """
 
     def update(self, name: str, value: object) -> None:
@@ -89,24 +105,35 @@ class Config:
             _globals.x64 = bool(value)
         elif key == "numpy_dtype_promotion":
             _globals.promotion = _promotion_mode(value)
+        elif key == "disable_jit":
+            _globals.disable_jit = bool(value)
         elif key == "verify":
             _verify.set(bool(value))  # context-local: see the module docstring
+        elif key == "num_cpu_devices":
+            n = int(value)  # type: ignore[call-overload]  # any int-like value, as jax
+            for hook in _num_cpu_devices_hook:
+                hook(n)
+            _num_cpu_devices_value[0] = n
         else:
             raise ValueError(f"unknown config option {name!r}")
 
-    def read(self, name: str) -> bool | str:
+    def read(self, name: str) -> bool | str | int:
         """The value in effect here (the context-local override, else the global value)."""
         key = _ALIASES.get(name, name)
         if key == "enable_x64":
             return x64_enabled()
         if key == "numpy_dtype_promotion":
             return promotion_mode()
+        if key == "disable_jit":
+            return jit_disabled()
         if key == "verify":
             return verify_enabled()
+        if key == "num_cpu_devices":
+            return _num_cpu_devices_value[0]
         raise ValueError(f"unknown config option {name!r}")
 
     @property
-    def values(self) -> dict[str, bool | str]:
+    def values(self) -> dict[str, bool | str | int]:
         """Every setting's value in effect here, by name (as ``jax.config.values``)."""
         return {name: self.read(name) for name in dict.fromkeys(_ALIASES.values())}
 
@@ -148,6 +175,17 @@ def numpy_dtype_promotion(mode: PromotionMode) -> Iterator[None]:
         yield
     finally:
         _promotion.reset(token)
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True) -> Iterator[None]:
+    """Inside the block, jitted functions run as plain Python, op by op (for debugging with
+    ``print`` and breakpoints), as ``jax.disable_jit``; context-local."""
+    token = _jit_disabled.set(bool(disable))
+    try:
+        yield
+    finally:
+        _jit_disabled.reset(token)
 
 
 @contextlib.contextmanager

@@ -9,6 +9,7 @@ from fcore.ir.core import (
     Literal as Literal, Var as Var, new_eqn as new_eqn,
 )
 from fcore.ir.builder import JaxprBuilder as JaxprBuilder
+from fcore.ir.effects import Effect as Effect, Effects as Effects, NO_EFFECTS
 from fcore.ir.params import Params as Params, ParamStruct as ParamStruct
 from fcore.ir.parser import parse_jaxpr as parse_jaxpr, register_param_enum as register_param_enum
 from fcore.ir.parser import register_param_struct as register_param_struct
@@ -21,4 +22,5 @@ from fcore.transforms.ad_util import UndefinedPrimal as UndefinedPrimal, Zero as
 from fcore.transforms.ad_util import is_undefined
 
 pretty_print = pp_jaxpr  # the toolkit name of the printer
+no_effects = NO_EFFECTS  # JAX's name for the empty effect set
 is_undefined_primal = is_undefined  # JAX's name: is this transpose-rule input a linear one?

@@ -4,6 +4,9 @@
 from collections.abc import Mapping
 
 from jaxlib._hlo import HloSharding as HloSharding
+from jaxlib._hlo import OpSharding as OpSharding
+from jaxlib._jax import DeviceAssignment as DeviceAssignment
+from jaxlib._jax import GSPMDSharding as GSPMDSharding
 from jaxlib._jax import Array as Array
 from jaxlib._jax import ArrayImpl as ArrayImpl
 from jaxlib._jax import Client as Client

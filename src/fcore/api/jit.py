@@ -20,17 +20,23 @@ import numpy as np
 
 from fcore import tree_util
 from fcore.api._float0 import float0, float0_zeros, is_float0
+from fcore.api.devices import devices as devices
+from fcore.api.placement import to_sharding
 from fcore.api.jit_args import ArgSpec, CallArgs, dynamic_leaf_info, resolve_argnums, signature_of, split_call
 from fcore.api.staging import ShapeDtypeStruct, abstractify, fun_name
 from fcore.api.stages import Lowered, Specialization, Traced
 from fcore.backend import runtime
-from fcore.config import x64_enabled
+from fcore.config import jit_disabled, x64_enabled
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import EVAL_TRACE, to_numpy_arg
 from fcore.interpreters.stack import current_trace
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.interpreters.trace import Tracer
 from fcore.ir.avals import ShapedArray
+from fcore.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, resolve_spec
+from fcore.api.spmd import SpmdLaunch, jaxpr_mesh, spmd_launch
+from fcore.api.spmd_stages import SpmdLowered
+from fcore.backend.sharded import ShardedBuffer
 from fcore.lax.call import bind_jit, clear_executable_cache, hoist_consts, to_device
 
 #: jaxlib's C++ flattener, called directly on this hot path (no Python frame in between).
@@ -77,7 +83,9 @@ def _trace_cache(fun: Callable[..., Any], spec: ArgSpec) -> _TraceCache:
 class Jitted:
     """A jit-compiled function (see ``fcore.jit``)."""
 
-    def __init__(self, fun: Callable[..., Any], spec: ArgSpec) -> None:
+    def __init__(
+        self, fun: Callable[..., Any], spec: ArgSpec, in_shardings: Any = None, out_shardings: Any = None
+    ) -> None:
         functools.update_wrapper(self, fun, updated=())
         self.fun = fun
         self.name = fun_name(fun)
@@ -87,9 +95,17 @@ class Jitted:
         self.static_argnames = spec.static_argnames
         self.donate_argnums = spec.donate_argnums
         self.donate_argnames = spec.donate_argnames
+        self.in_shardings = in_shardings
+        self.out_shardings = out_shardings
+        self._sharded = in_shardings is not None or out_shardings is not None
         # Calls with static or donated arguments never take the fast path (``__call__``).
-        self._positional = not (spec.static_argnums or spec.donate_argnums or spec.donate_argnames)
-        self._caches = _trace_cache(fun, spec)
+        self._positional = not (spec.static_argnums or spec.donate_argnums or spec.donate_argnames or self._sharded)
+        self._caches = _TraceCache() if self._sharded else _trace_cache(fun, spec)
+        self._spmd: weakref.WeakKeyDictionary[Specialization, dict[Any, SpmdLaunch]] = weakref.WeakKeyDictionary()
+        self._one_device: weakref.WeakSet[Specialization] = weakref.WeakSet()
+        self._spmd_asked: weakref.WeakKeyDictionary[Specialization, tuple[list[Any], list[Any] | None]] = (
+            weakref.WeakKeyDictionary()
+        )
         self._cache = self._caches.entries
         self._fast = self._caches.fast
 
@@ -196,6 +212,8 @@ class Jitted:
 
     # -- calls ----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if jit_disabled():
+            return self.fun(*args, **kwargs)  # ``disable_jit``: op by op, as plain Python
         if not kwargs and self._positional:
             # Fast path, the common cached call: positional fcore arrays that already live on
             # the device, keyed by their avals alone, outside any transformation. Everything
@@ -244,6 +262,10 @@ class Jitted:
             entry, flat = self._specialize(args, kwargs)
         if current_trace() is EVAL_TRACE:
             launch = entry.launch
+            if launch is None or _has_sharded(flat):
+                spmd = self._spmd_launch(entry, args, flat)
+                if spmd is not None:
+                    return entry.results(spmd(flat))
             if launch is None:
                 launch = entry.get_launch()
                 _with_launches.add(self._caches)
@@ -251,6 +273,51 @@ class Jitted:
         else:
             outs = bind_jit(entry.hoisted, [*entry.consts, *flat], self.name)
         return entry.results(outs)
+
+    def _spmd_launch(self, entry: Specialization, args: tuple[Any, ...], flat: Sequence[Any]) -> SpmdLaunch | None:
+        """The launch over a mesh, when shardings are involved (None: the one-device path)."""
+        named = self._sharded or jaxpr_mesh(entry.hoisted.jaxpr) is not None
+        if not named and (not _has_sharded(flat) or entry in self._one_device):
+            return None
+        try:
+            return self._spmd_launch_for(entry, args, flat)
+        except NotImplementedError:
+            if named:
+                raise
+            self._one_device.add(entry)  # e.g. host callbacks: sharded arguments are gathered instead
+            return None
+
+    def _spmd_launch_for(self, entry: Specialization, args: tuple[Any, ...], flat: Sequence[Any]) -> SpmdLaunch:
+        cache = self._spmd.get(entry)
+        if cache is None:
+            cache = self._spmd[entry] = {}
+        # The flat shardings asked for depend only on the specialization (its trees).
+        asked = self._spmd_asked.get(entry)
+        if asked is None:
+            in_flat = self._flat_in_shardings(args, len(flat))
+            out_flat = None
+            if self.out_shardings is not None:
+                dummy = entry.out_tree.unflatten([0] * entry.out_tree.num_leaves)
+                out_flat = [
+                    _resolve(s) for s in tree_util.broadcast_prefix(self.out_shardings, dummy, is_leaf=_is_sharding_leaf)
+                ]
+            asked = self._spmd_asked[entry] = (in_flat, out_flat)
+        return spmd_launch(entry.hoisted, self.name, entry.consts, flat, asked[0], asked[1], cache)
+
+    def _flat_in_shardings(self, args: tuple[Any, ...], n_flat: int) -> list[Any]:
+        if self.in_shardings is None:
+            return [None] * n_flat
+        statics = set(self.static_argnums)
+        dyn = tuple(a for i, a in enumerate(args) if i not in statics)
+        spec = self.in_shardings
+        if isinstance(spec, (list, tuple)) and not isinstance(spec, PartitionSpec) and len(spec) == len(args) != len(dyn):
+            spec = tuple(s for i, s in enumerate(spec) if i not in statics)
+        if isinstance(spec, list):
+            spec = tuple(spec)
+        flat = tree_util.broadcast_prefix(spec, dyn, is_leaf=_is_sharding_leaf)
+        if len(flat) > n_flat:
+            raise ValueError(f"jit of {self.name}: in_shardings has more leaves than the arguments")
+        return [_resolve(s) for s in flat] + [None] * (n_flat - len(flat))
 
     def __get__(self, obj: object, objtype: type | None = None) -> Any:
         """Decorated methods bind ``self`` as their first argument, as functions do."""
@@ -262,7 +329,15 @@ class Jitted:
         return Traced(entry)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
-        return self.trace(*args, **kwargs).lower()
+        entry, flat = self._specialize(args, kwargs)
+        if self._sharded or _has_sharded(flat) or jaxpr_mesh(entry.hoisted.jaxpr) is not None:
+            def make_launch() -> SpmdLaunch:
+                launch = self._spmd_launch(entry, args, flat)
+                assert launch is not None
+                return launch
+
+            return SpmdLowered(entry, make_launch)
+        return Traced(entry).lower()
 
     def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
         """The results' shapes and dtypes (``ShapeDtypeStruct``s), without running anything."""
@@ -290,6 +365,8 @@ def jit(
     donate_argnames: str | Iterable[str] | None = None,
     keep_unused: bool = False,
     inline: bool = False,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
 ) -> Jitted: ...
 
 
@@ -304,6 +381,8 @@ def jit(
     donate_argnames: str | Iterable[str] | None = None,
     keep_unused: bool = False,
     inline: bool = False,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
 ) -> Callable[[Callable[..., Any]], Jitted]: ...
 
 
@@ -317,22 +396,27 @@ def jit(
     donate_argnames: str | Iterable[str] | None = None,
     keep_unused: bool = False,
     inline: bool = False,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
 ) -> Jitted | Callable[[Callable[..., Any]], Jitted]:
     """Compile ``fun`` with XLA; re-traced only for new argument types or static values.
 
     Static arguments (``static_argnums`` / ``static_argnames``, each completed from the
     other through ``fun``'s signature) must be hashable and are passed to ``fun`` as
     Python values. ``keep_unused`` and ``inline`` are accepted for JAX compatibility; they
-    change no result. Without ``fun``, returns a decorator.
+    change no result. ``in_shardings`` (a prefix of the positional arguments) and
+    ``out_shardings`` (a prefix of the result) compile the function over their mesh with
+    XLA's SPMD partitioner (``fcore.sharding``). Without ``fun``, returns a decorator.
     """
     if fun is None:
         return functools.partial(
             jit, static_argnums=static_argnums, donate_argnums=donate_argnums, static_argnames=static_argnames,
-            donate_argnames=donate_argnames, keep_unused=keep_unused, inline=inline,
+            donate_argnames=donate_argnames, keep_unused=keep_unused, inline=inline, in_shardings=in_shardings,
+            out_shardings=out_shardings,
         )
     _check_callable(fun)
     spec = resolve_argnums(signature_of(fun), static_argnums, static_argnames, donate_argnums, donate_argnames)
-    return Jitted(fun, spec)
+    return Jitted(fun, spec, in_shardings, out_shardings)
 
 
 def _check_callable(fun: object) -> None:
@@ -344,12 +428,22 @@ def _check_callable(fun: object) -> None:
         raise TypeError(f"Expected a function, got a generator function: {fun}")
 
 
-def device_put(x: Any, device: runtime.Device | None = None) -> Any:
-    """Put every array leaf of ``x`` on ``device`` (default: the first device).
+def device_put(x: Any, device: Any = None) -> Any:
+    """Put every array leaf of ``x`` on ``device`` (default: the first device), or lay it
+    out as the ``fcore.sharding`` sharding ``device`` says (a sharding, or a tree of them
+    that is a prefix of ``x``).
 
     An fcore array already there is returned as is; Python scalars stay weakly typed.
     Under a transformation, traced values pass through unchanged.
     """
+    if isinstance(device, Sharding):
+        sharding = device
+        return tree_util.tree_map(lambda leaf: leaf if isinstance(leaf, Tracer) else to_sharding(leaf, sharding), x)
+    if device is not None and not isinstance(device, runtime.Device):
+        shardings = tree_util.broadcast_prefix(device, x, is_leaf=lambda s: s is None or isinstance(s, Sharding))
+        leaves, tree = tree_util.tree_flatten(x)
+        return tree.unflatten([device_put(leaf, s) for leaf, s in zip(leaves, shardings)])
+
     def put(leaf: Any) -> Any:
         if isinstance(leaf, Tracer):
             return leaf
@@ -394,8 +488,21 @@ def _return_freed_memory() -> None:
         pass
 
 
-def devices() -> list[runtime.Device]:
-    return runtime.devices()
+def _has_sharded(flat: Sequence[Any]) -> bool:
+    for x in flat:
+        if type(x) is ArrayImpl and type(x._device) is ShardedBuffer:
+            return True
+    return False
+
+
+def _is_sharding_leaf(x: object) -> bool:
+    return x is None or isinstance(x, (Sharding, PartitionSpec))
+
+
+def _resolve(s: object) -> NamedSharding | SingleDeviceSharding | None:
+    if s is None or isinstance(s, (NamedSharding, SingleDeviceSharding)):
+        return s
+    return resolve_spec(s, "jit")
 
 
 def _with_float0_inputs(leaves: Sequence[Any], float0_in: Sequence[tuple[int, tuple[int, ...]]]) -> tuple[Any, ...]:

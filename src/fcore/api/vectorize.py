@@ -7,6 +7,7 @@ arrays (tangents of integers) have no values to batch: they are sliced and re-br
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +22,7 @@ from fcore.api.staging import fun_name
 from fcore.interpreters.eval import get_aval
 from fcore.interpreters.stack import current_trace, set_current_trace, trace_scope
 from fcore.interpreters.trace import Tracer
+from fcore.lax.parallel import vmap_axis
 from fcore.transforms.batching import BatchTrace, BatchTracer, bdim_at
 
 #: jaxlib's C++ flattener, called directly on this hot path (no Python frame in between).
@@ -78,8 +80,9 @@ def vmap(
 ) -> Callable[..., Any]:
     """Vectorize ``fun``; ``in_axes``/``out_axes`` are pytree prefixes of ints or ``None``.
 
-    ``axis_name`` and ``spmd_axis_name`` are accepted for JAX compatibility; fcore has no
-    collectives or sharding that could refer to them.
+    ``axis_name`` names the mapped axis for the collectives of ``fcore.lax`` (``psum``,
+    ``pmean``, ``pmax``, ``pmin``, ``all_gather``, ``axis_index``); ``spmd_axis_name`` is
+    accepted for JAX compatibility.
     """
     check_callable(fun)
     if isinstance(in_axes, list):
@@ -107,7 +110,8 @@ def vmap(
         dims = [dim for _, dim in mapped]
         n = _axis_size(fun, args, kwargs, flat, axes, sizes, axis_size)
         trace = BatchTrace(current_trace(), n, f"vmap({fun_name(fun)})")
-        with trace_scope(trace):
+        named = vmap_axis(axis_name, n, trace) if axis_name is not None else contextlib.nullcontext()
+        with trace_scope(trace), named:
             inputs = [_batched_input(trace, x, d) for x, d in zip(flat, dims)]
             in_args, in_kwargs = in_tree.unflatten(inputs)
             out = fun(*in_args, **in_kwargs)

@@ -100,12 +100,14 @@ def dense_attr(value: np.ndarray[Any, Any]) -> str:
 class FunctionBuilder:
     """Accumulates the body of one ``func.func``."""
 
-    __slots__ = ("lines", "_next", "location")
+    __slots__ = ("lines", "_next", "location", "token")
 
     def __init__(self) -> None:
         self.lines: list[str] = []
         self._next = 0
         self.location = ""
+        #: The ``!stablehlo.token`` threading this function's ordered effects (``ordered_token``).
+        self.token: str | None = None
 
     def fresh(self) -> str:
         name = f"%{self._next}"
@@ -114,14 +116,33 @@ class FunctionBuilder:
 
 
 class ModuleBuilder:
-    """The module being built: private functions for nested jaxprs, deduplicated."""
+    """The module being built: private functions for nested jaxprs, deduplicated, and the
+    device mesh its sharding annotations refer to (``@mesh``; at most one per program)."""
 
-    __slots__ = ("functions", "_by_jaxpr", "_names")
+    __slots__ = ("functions", "_by_jaxpr", "_names", "mesh", "mesh_size", "axis_env", "_channels")
 
     def __init__(self) -> None:
         self.functions: list[str] = []
         self._by_jaxpr: dict[Jaxpr, str] = {}
         self._names: set[str] = {"main"}
+        self.mesh: str | None = None
+        self.mesh_size = 1
+        #: The mesh axes of the enclosing manual (``shard_map``) regions, innermost last:
+        #: ``(names, sizes)`` of the whole mesh (what collectives compute replica groups from).
+        self.axis_env: list[tuple[tuple[str, ...], tuple[int, ...]]] = []
+        self._channels = 0
+
+    def next_channel(self) -> int:
+        """A fresh channel handle for a collective op."""
+        self._channels += 1
+        return self._channels
+
+    def use_mesh(self, mesh: str, size: int) -> str:
+        """Declare the program's mesh (Shardy text ``<["x"=2]>``); returns its symbol."""
+        if self.mesh is not None and self.mesh != mesh:
+            raise ValueError(f"a program can use one device mesh, got {self.mesh} and {mesh}")
+        self.mesh, self.mesh_size = mesh, size
+        return "@mesh"
 
     def unique_name(self, base: str) -> str:
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in base) or "fn"
@@ -133,12 +154,14 @@ class ModuleBuilder:
         return name
 
     def private_function(self, jaxpr: Jaxpr, name: str) -> str:
-        """The symbol of a private function computing ``jaxpr`` (lowered once per structure)."""
+        """The symbol of a private function computing ``jaxpr`` (lowered once per structure).
+        When ``threads_token(jaxpr)``, the function takes the caller's token as its last
+        parameter and returns its own last token as its last result."""
         sym = self._by_jaxpr.get(jaxpr)
         if sym is None:
             sym = self.unique_name(name)
             self._by_jaxpr[jaxpr] = sym
-            self.functions.append(lower_function(self, jaxpr, sym, public=False))
+            self.functions.append(lower_function(self, jaxpr, sym, public=False, token=threads_token(jaxpr)))
         return sym
 
 
@@ -197,12 +220,34 @@ class LoweringRuleContext:
         return self.op_typed("stablehlo.convert", [x], [aval], ShapedArray(aval.shape, dtype))
 
 
+TOKEN_TYPE = "!stablehlo.token"
+
+
+def threads_token(jaxpr: Jaxpr) -> bool:
+    """Whether ``jaxpr`` has ordered effects, so that its function must thread a token."""
+    return any(e.ordered for e in jaxpr.effects)
+
+
+def ordered_token(ctx: LoweringRuleContext) -> str:
+    """The token the next ordered effect of this function consumes (created on first use);
+    the rule stores the token its op produces in ``ctx.fn.token``, so ordered effects run in
+    program order."""
+    token = ctx.fn.token
+    if token is None:
+        token = ctx.fn.token = ctx.emit("stablehlo.after_all : !stablehlo.token")
+    return token
+
+
 def lower_function(
-    module: ModuleBuilder, jaxpr: Jaxpr, name: str, public: bool, aliases: Sequence[int | None] = ()
+    module: ModuleBuilder, jaxpr: Jaxpr, name: str, public: bool, aliases: Sequence[int | None] = (),
+    arg_attrs: Sequence[str] = (), result_attrs: Sequence[str] = (), token: bool = False,
 ) -> str:
     """The text of one ``func.func``: constvars then invars are its parameters.
 
-    ``aliases[i]``, when not None, is the result that parameter ``i`` is donated to.
+    ``aliases[i]``, when not None, is the result that parameter ``i`` is donated to;
+    ``arg_attrs[i]`` / ``result_attrs[i]``, when not empty, are more attributes of
+    parameter / result ``i`` (``sdy.sharding = ...``). With ``token``, a ``!stablehlo.token``
+    is the last parameter and the last result (ordered effects).
     """
     fn = FunctionBuilder()
     env: dict[int, str] = {}
@@ -210,8 +255,14 @@ def lower_function(
     for i, v in enumerate(jaxpr.constvars + jaxpr.invars):
         env[id(v)] = f"%arg{i}"
         alias = aliases[i] if i < len(aliases) else None
-        attr = f" {{tf.aliasing_output = {alias} : i32}}" if alias is not None else ""
+        attrs = [f"tf.aliasing_output = {alias} : i32"] if alias is not None else []
+        if i < len(arg_attrs) and arg_attrs[i]:
+            attrs.append(arg_attrs[i])
+        attr = f" {{{', '.join(attrs)}}}" if attrs else ""
         params.append(f"%arg{i}: {tensor_type(v.aval)}{attr}")
+    if token:
+        fn.token = f"%arg{len(params)}"
+        params.append(f"{fn.token}: {TOKEN_TYPE}")
 
     def read(a: Any) -> str:
         if type(a) is Literal:
@@ -243,8 +294,15 @@ def lower_function(
     fn.location = ""
     results = [read(a) for a in jaxpr.outvars]
     out_types = [tensor_type(a.aval) for a in jaxpr.outvars]
+    if token:
+        assert fn.token is not None
+        results.append(fn.token)
+        out_types.append(TOKEN_TYPE)
     vis = "public" if public else "private"
-    head = f"  func.func {vis} @{name}({', '.join(params)}) -> ({', '.join(out_types)}) {{"
+    results_decl = [
+        f"{t} {{{result_attrs[i]}}}" if i < len(result_attrs) and result_attrs[i] else t for i, t in enumerate(out_types)
+    ]
+    head = f"  func.func {vis} @{name}({', '.join(params)}) -> ({', '.join(results_decl)}) {{"
     ret = f"    return {', '.join(results)} : {', '.join(out_types)}" if results else "    return"
     return "\n".join([head, *fn.lines, ret, "  }"])
 
@@ -271,15 +329,30 @@ def lower_jaxpr(closed: ClosedJaxpr | Jaxpr, name: str = "main", aliases: Sequen
 
     ``aliases`` (see ``donation_aliases``) marks parameters whose buffers a result reuses.
     """
+    return lower_module(closed, name, aliases)[0]
+
+
+def lower_module(
+    closed: ClosedJaxpr | Jaxpr, name: str = "main", aliases: Sequence[int | None] = (),
+    arg_attrs: Sequence[str] = (), result_attrs: Sequence[str] = (), mesh: tuple[str, int] | None = None,
+) -> tuple[str, int]:
+    """``lower_jaxpr`` with sharding attributes on ``@main``'s parameters and results, over
+    ``mesh`` (Shardy text, device count) if given or if a rule declared one; returns the
+    text and the number of partitions (1 for a one-device program)."""
     jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
     module = ModuleBuilder()
-    main = lower_function(module, jaxpr, "main", public=True, aliases=aliases)
+    if mesh is not None:
+        module.use_mesh(*mesh)
+    main = lower_function(module, jaxpr, "main", public=True, aliases=aliases, arg_attrs=arg_attrs,
+                          result_attrs=result_attrs)
     body = "\n".join([main, *module.functions])
     module_name = "".join(c if c.isalnum() or c == "_" else "_" for c in f"jit_{name}")
+    decl = f"  sdy.mesh @mesh = {module.mesh}\n" if module.mesh is not None else ""
+    n = module.mesh_size
     return (
-        f"module @{module_name} attributes {{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}} {{\n"
-        f"{body}\n}}\n"
-    )
+        f"module @{module_name} attributes {{mhlo.num_partitions = {n} : i32, mhlo.num_replicas = 1 : i32}} {{\n"
+        f"{decl}{body}\n}}\n"
+    ), n
 
 
 

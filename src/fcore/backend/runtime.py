@@ -29,6 +29,8 @@ from jaxlib import xla_client as xc
 from jaxlib.xla_client import Device as Device
 from jaxlib.xla_client import XlaRuntimeError as XlaRuntimeError
 
+from fcore.backend.devices import setup
+from fcore.backend import host_callback
 from fcore.errors import FcoreError
 
 __all__ = [
@@ -48,7 +50,9 @@ __all__ = [
     "device_put",
     "devices",
     "jaxlib_version",
+    "local_devices",
     "platform",
+    "process_index",
 ]
 
 #: jaxlib versions this module was written and measured against. It uses private,
@@ -244,7 +248,13 @@ def _create_client() -> xc.Client:
                     RuntimeWarning,
                     stacklevel=3,
                 )
-    return xc.make_cpu_client()
+    return xc.make_cpu_client(
+        distributed_client=setup.distributed_client,
+        node_id=setup.node_id,
+        num_nodes=setup.num_nodes,
+        collectives=setup.collectives(),
+        num_devices=setup.num_cpu_devices,
+    )
 
 
 def _get_client() -> xc.Client:
@@ -254,21 +264,30 @@ def _get_client() -> xc.Client:
     if client is None:
         with _lock:
             if _client is None:
+                setup.started = True
                 new = _create_client()
-                _devices = tuple(new.devices())
+                _devices = tuple(new.local_devices())
                 _client = new
             client = _client
     return client
 
 
 def devices() -> list[Device]:
-    """Devices of the process-wide client (creating it if needed)."""
-    _get_client()
-    return list(_devices)
+    """Every device of the job (this process's and, in a distributed job, the others')."""
+    return list(_get_client().devices())
+
+
+def local_devices() -> list[Device]:
+    """This process's devices (all of them unless the process is part of a distributed job)."""
+    return list(_get_client().local_devices())
+
+
+def process_index() -> int:
+    return int(_get_client().process_index())
 
 
 def default_device() -> Device:
-    """First device of the process-wide client."""
+    """First local device of the process-wide client."""
     _get_client()
     return _devices[0]
 
@@ -510,6 +529,7 @@ class Executable:
         out_avals: Sequence[AvalSpec],
         device: Device,
         num_args: int | None = None,
+        host_callbacks: bool = False,
     ) -> None:
         avals = tuple(_make_aval(spec, device) for spec in out_avals)
         n_out = len(exe.get_output_layouts())
@@ -520,7 +540,7 @@ class Executable:
             raise ValueError(f"the program has {n_in} parameters but num_args={num_args}")
         sharding = xc.SingleDeviceSharding(device)
         self._exe = exe
-        self._run = exe.execute_sharded
+        self._run: LaunchFn = _run_to_completion(exe) if host_callbacks else exe.execute_sharded
         self._handlers = [xc.array_result_handler(a, sharding, True, _skip_checks=True) for a in avals]
         self._out_avals = avals
         self._device = device
@@ -591,11 +611,43 @@ def compile(
     """
     client = _get_client()
     dev = _devices[0] if device is None else device
+    if isinstance(mlir_module_text, str) and host_callback.has_callbacks(mlir_module_text):
+        return _compile_with_callbacks(client, mlir_module_text, out_avals, dev, num_args)
     try:
         exe = client.compile_and_load(mlir_module_text, xc.DeviceList((dev,)), xc.CompileOptions())
     except XlaRuntimeError as e:
         raise XlaCompileError(str(e)) from e
     return Executable(exe, out_avals, dev, num_args)
+
+
+def _compile_with_callbacks(
+    client: xc.Client, text: str, out_avals: Sequence[AvalSpec], dev: Device, num_args: int | None
+) -> Executable:
+    """Compile a program with Python host callbacks (see ``fcore.backend.host_callback``);
+    jaxlib takes the callables only with an MLIR module object."""
+    from fcore.backend.lowering import parse_module
+
+    text, callables = host_callback.prepare(text, dev.platform)
+    try:
+        module = parse_module(text)
+        exe = client.compile_and_load(module, xc.DeviceList((dev,)), xc.CompileOptions(), callables)
+    except (XlaRuntimeError, ValueError) as e:
+        raise XlaCompileError(str(e)) from e
+    return Executable(exe, out_avals, dev, num_args, host_callbacks=True)
+
+
+def _run_to_completion(exe: xc.LoadedExecutable) -> LaunchFn:
+    """A launch that returns once the program (and so every callback in it) has finished: the
+    callbacks of one call happen before anything after it, as with ``effects_barrier``, and an
+    exception raised by a callback surfaces here, as an ``XlaRuntimeError`` with its traceback."""
+    run = exe.execute_sharded
+
+    def launch(args: Sequence[RawArray]) -> _jax.ExecuteResults:
+        results = run(args, with_tokens=True)
+        results.consume_token().block_until_ready()
+        return results
+
+    return launch
 
 
 def deserialize(

@@ -22,6 +22,8 @@ ArrayMethod = Callable[..., "Array"]
 _methods: dict[str, ArrayMethod] = {}
 #: Puts a host-only array on the default device (installed by ``fcore.lax.call``).
 _device_placer: list[Callable[["ArrayImpl"], "DeviceValue"]] = []
+#: How arrays report their sharding and shards (installed by ``fcore.api.placement``).
+_sharding_views: list["ShardingView"] = []
 
 
 #: Operators whose implementation takes the array first: once ``fcore.numpy`` provides them
@@ -49,6 +51,18 @@ def register_array_methods(table: dict[str, ArrayMethod]) -> None:
 def register_device_placer(place: Callable[[ArrayImpl], DeviceValue]) -> None:
     """Install how ``ArrayImpl.device`` gets a device copy (this layer cannot import the backend)."""
     _device_placer[:] = [place]
+
+
+class ShardingView(Protocol):
+    """What ``fcore.api.placement`` provides: an array's sharding and its addressable shards."""
+
+    def sharding(self, x: ArrayImpl) -> Any: ...
+
+    def addressable_shards(self, x: ArrayImpl) -> list[Any]: ...
+
+
+def register_sharding_view(view: ShardingView) -> None:
+    _sharding_views[:] = [view]
 
 
 def _m(name: str) -> ArrayMethod:
@@ -495,26 +509,54 @@ class ArrayImpl(Array):
         return dev
 
     @property
-    def device(self) -> DeviceLike:
-        """The device holding this array (a host-only array is put on the default device)."""
-        return self._placed().device
+    def device(self) -> Any:
+        """The device holding this array (a host-only array is put on the default device);
+        for an array over several devices, its sharding (as jax)."""
+        placed = self._placed()
+        if getattr(placed, "sharding", None) is not None:
+            return self.sharding
+        return placed.device
 
     def devices(self) -> set[DeviceLike]:
-        return {self._placed().device}
+        placed = self._placed()
+        if getattr(placed, "sharding", None) is not None:
+            found: set[DeviceLike] = self.sharding.device_set
+            return found
+        return {placed.device}
+
+    @property
+    def sharding(self) -> Any:
+        """How the array is laid over devices (``fcore.sharding``)."""
+        return _sharding_views[0].sharding(self)
+
+    @property
+    def addressable_shards(self) -> list[Any]:
+        """This process's pieces: ``Shard`` s with ``.device``, ``.index``, ``.data``, ``.replica_id``."""
+        return _sharding_views[0].addressable_shards(self)
+
+    @property
+    def global_shards(self) -> list[Any]:
+        return self.addressable_shards
 
     @property
     def is_fully_addressable(self) -> bool:
-        return True
+        return bool(self.sharding.is_fully_addressable) if self._is_sharded() else True
 
     @property
     def is_fully_replicated(self) -> bool:
-        return True
+        return bool(self.sharding.is_fully_replicated) if self._is_sharded() else True
+
+    def _is_sharded(self) -> bool:
+        return getattr(self._device, "sharding", None) is not None
 
     def on_device_size_in_bytes(self) -> int:
         return self.nbytes
 
     def addressable_data(self, index: int) -> ArrayImpl:
-        """The array on its one device (fcore arrays are never sharded)."""
+        """The data of addressable shard ``index``."""
+        if self._is_sharded():
+            data: ArrayImpl = self.addressable_shards[index].data
+            return data
         if index != 0:
             raise IndexError(f"addressable_data({index}): the array lives on one device")
         return self

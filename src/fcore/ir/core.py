@@ -18,6 +18,7 @@ from typing_extensions import TypeAlias
 
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray
+from fcore.ir.effects import NO_EFFECTS, Effects, union
 from fcore.ir.params import EMPTY_PARAMS, Params, ParamValue, make_params
 from fcore.ir.primitive import Primitive
 
@@ -142,10 +143,41 @@ class JaxprEqn:
             changes["params"] = make_params(changes["params"])
         return attrs.evolve(self, **changes)
 
+    @property
+    def effects(self) -> Effects:
+        """What the equation does besides computing its results (see ``fcore.ir.effects``)."""
+        return eqn_effects(self.primitive, self.params)
+
     def __repr__(self) -> str:
         from fcore.ir.printer import pp_eqn_standalone
 
         return pp_eqn_standalone(self)
+
+
+def eqn_effects(primitive: Primitive, params: Params) -> Effects:
+    """The effects of an equation: its primitive's effects rule, else those of the jaxprs in its
+    parameters (how calls and control flow propagate their bodies' effects)."""
+    rule = primitive.effects_rule
+    if rule is not None:
+        return rule(**params)
+    if not params:
+        return NO_EFFECTS
+    found: list[Effects] = []
+    for value in params.values():
+        _nested_effects(value, found)
+    return union(found) if found else NO_EFFECTS
+
+
+def _nested_effects(value: object, found: list[Effects]) -> None:
+    if isinstance(value, ClosedJaxpr):
+        value = value.jaxpr
+    if isinstance(value, Jaxpr):
+        if value.effects:
+            found.append(value.effects)
+    elif type(value) is tuple:
+        for v in value:
+            if isinstance(v, (tuple, Jaxpr, ClosedJaxpr)):
+                _nested_effects(v, found)
 
 
 def new_eqn(
@@ -186,7 +218,18 @@ class Jaxpr:
     invars: tuple[Var, ...] = attrs.field(converter=_var_tuple)
     outvars: tuple[Atom, ...] = attrs.field(converter=_atom_tuple)
     eqns: tuple[JaxprEqn, ...] = attrs.field(converter=_eqn_tuple)
+    #: The declared effects; ``None`` (the default) means the union of the equations' effects.
+    _effects: Effects | None = attrs.field(default=None, alias="effects", repr=False)
     _key: list[tuple[object, ...]] = attrs.field(factory=list, init=False, repr=False)
+
+    @property
+    def effects(self) -> Effects:
+        """The jaxpr's effects (a frozen set; empty for a pure program), as JAX's ``Jaxpr.effects``."""
+        effects = self._effects
+        if effects is None:
+            effects = union(e.effects for e in self.eqns)
+            object.__setattr__(self, "_effects", effects)
+        return effects
 
     def structural_key(self) -> tuple[object, ...]:
         """A value equal for alpha-equivalent jaxprs (variables numbered by binding order)."""
@@ -214,6 +257,8 @@ class Jaxpr:
         return [v.aval for v in self.outvars]
 
     def replace(self, **changes: Any) -> Jaxpr:
+        if "eqns" in changes and "effects" not in changes:
+            changes["effects"] = None  # recomputed from the new equations
         return attrs.evolve(self, **changes)
 
     def fingerprint(self) -> str:
@@ -265,7 +310,7 @@ def _structural_key(jaxpr: Jaxpr) -> tuple[object, ...]:
         ins = tuple(use(a) for a in e.invars)
         outs = tuple((bind(v), v.aval) for v in e.outvars)
         eqn_keys.append((e.primitive.name, id(e.primitive), ins, outs, e.params))
-    return (header, tuple(eqn_keys), tuple(use(a) for a in jaxpr.outvars))
+    return (header, tuple(eqn_keys), tuple(use(a) for a in jaxpr.outvars), jaxpr.effects)
 
 
 class ConstValue(Protocol):
@@ -296,6 +341,10 @@ class ClosedJaxpr:
     @property
     def eqns(self) -> tuple[JaxprEqn, ...]:
         return self.jaxpr.eqns
+
+    @property
+    def effects(self) -> Effects:
+        return self.jaxpr.effects
 
     def __eq__(self, other: object) -> bool:
         if self is other:

@@ -384,10 +384,13 @@ class _Parser:
                 break
             if not (t.isidentifier() or t[:1] == "?"):
                 self.fail(i, f"expected an equation 'name:type = ...' or 'in (...)', got {_describe(t)}")
-            # Binders: 'name:type'+ or '_' (no results).
+            # Binders: 'name:type'+, '_ =' or nothing (no results: JAX writes 'prim[...] args').
             outvars: list[Var] = []
-            if t == "_" and toks[i + 1] == "=":
+            nxt_tok = toks[i + 1]
+            if t == "_" and nxt_tok == "=":
                 i += 1
+            elif nxt_tok[:1] != ":" and nxt_tok != "=" and t != "_":
+                i -= 1  # ``t`` is the primitive
             else:
                 while True:
                     ty = toks[i + 1]

@@ -16,6 +16,7 @@ import attrs
 from typing_extensions import ParamSpec
 
 from fcore.ir.avals import ShapedArray
+from fcore.ir.effects import Effects
 from fcore.ir.params import ParamValue
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -78,6 +79,7 @@ class Primitive(Generic[P]):
         "weak_type_rule",
         "impl_takes_arrays",
         "eager_rule",
+        "effects_rule",
         "__weakref__",
     )
 
@@ -105,6 +107,10 @@ class Primitive(Generic[P]):
         #: Optional fast path of eager evaluation, ``(*args, **params) -> result | None`` on the
         #: operands as given; ``None`` means "not the common case" and the impl path runs.
         self.eager_rule: Callable[..., Any] | None = None
+        #: ``(**params) -> Effects``: the effects of an equation of this primitive (JAX's
+        #: effectful abstract eval). Without one, an equation has the effects of the jaxprs in
+        #: its parameters (what every higher-order primitive needs), else none.
+        self.effects_rule: Callable[..., Effects] | None = None
         if name not in _registry:
             _registry[name] = self
 
@@ -124,6 +130,11 @@ class Primitive(Generic[P]):
     def def_abstract_eval(self, f: F) -> F:
         """Register the abstract evaluation (a decorator, as in JAX)."""
         self.abstract_eval_rule = f
+        return f
+
+    def def_effects(self, f: F) -> F:
+        """Register the effects rule ``(**params) -> Effects`` (a decorator)."""
+        self.effects_rule = f
         return f
 
     def abstract_eval(self, avals: Sequence[ShapedArray], params: Mapping[str, ParamValue]) -> list[ShapedArray]:

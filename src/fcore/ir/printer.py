@@ -122,13 +122,12 @@ def _pp_params(eqn: JaxprEqn, indent: str, names: _Names) -> str:
 
 def _pp_eqn(eqn: JaxprEqn, names: _Names, indent: str, dropped: frozenset[int]) -> str:
     # Results first, then the jaxprs in the params, then the arguments: JAX's naming order.
-    if not eqn.outvars:
-        outs = "_"
-    else:
-        outs = " ".join(f"_:{v.aval.str_short()}" if id(v) in dropped else names.bind(v) for v in eqn.outvars)
+    outs = " ".join(f"_:{v.aval.str_short()}" if id(v) in dropped else names.bind(v) for v in eqn.outvars)
     rhs = f"{eqn.primitive.name}{_pp_params(eqn, indent, names)}"
     ins = " ".join(names.use(a) for a in eqn.invars)
-    return f"{outs} = {rhs} {ins}" if ins else f"{outs} = {rhs}"
+    if ins:
+        rhs = f"{rhs} {ins}"
+    return f"{outs} = {rhs}" if outs else rhs  # no results (a print): no binders, as JAX writes it
 
 
 def _pp_outvars(outvars: Iterable[Atom], names: _Names) -> str:

@@ -38,7 +38,7 @@ def typecheck(jaxpr: Jaxpr | ClosedJaxpr) -> JaxprType:
 
     Rejects unbound variables, variables bound twice, wrong arity, equations whose
     declared output avals differ from the primitive's abstract evaluation, unknown
-    parameters, and ill-typed nested jaxprs.
+    parameters, equations with effects the jaxpr does not declare, and ill-typed nested jaxprs.
     """
     if isinstance(jaxpr, ClosedJaxpr):
         _check_consts(jaxpr)
@@ -56,9 +56,13 @@ def typecheck(jaxpr: Jaxpr | ClosedJaxpr) -> JaxprType:
         bind(v, "constvars")
     for v in jaxpr.invars:
         bind(v, "invars")
+    declared = jaxpr.effects
     for i, eqn in enumerate(jaxpr.eqns):
         try:
             _check_eqn(eqn, bound)
+            if not eqn.effects <= declared:
+                missing = ", ".join(sorted(repr(e) for e in eqn.effects - declared))
+                raise JaxprTypeError(f"{eqn.primitive.name} has effects {{{missing}}} not in the jaxpr's effects")
         except JaxprTypeError as e:
             raise JaxprTypeError(f"in equation {i} `{_eqn_text(jaxpr, i)}`: {e}") from None
         for v in eqn.outvars:

@@ -54,7 +54,7 @@ from fcore.lax.gather_scatter import (
     scatter_sub as scatter_sub,
 )
 from fcore.lax.control_flow import (
-    cond as cond, fori_loop as fori_loop, scan as scan, switch as switch, while_loop as while_loop,
+    cond as cond, fori_loop as fori_loop, map as map, scan as scan, switch as switch, while_loop as while_loop,
 )
 from fcore.lax.sorting import sort as sort, sort_key_val as sort_key_val, top_k as top_k
 from fcore.lax.special import (
@@ -128,6 +128,15 @@ from fcore.lax.bessel import (
 )
 from fcore.lax.bits import (
     bitcast_convert_type_p as bitcast_convert_type_p, clz_p as clz_p, population_count_p as population_count_p,
+)
+from fcore.lax.sharding_constraint import (
+    sharding_constraint_p as sharding_constraint_p, with_sharding_constraint as with_sharding_constraint,
+)
+from fcore.lax.parallel import (
+    all_gather as all_gather, all_gather_p as all_gather_p, all_to_all as all_to_all, all_to_all_p as all_to_all_p,
+    axis_index as axis_index, axis_index_p as axis_index_p, axis_size as axis_size, pmax as pmax, pmax_p as pmax_p,
+    pmean as pmean, pmin as pmin, pmin_p as pmin_p, ppermute as ppermute, ppermute_p as ppermute_p, psum as psum,
+    psum_p as psum_p, psum_scatter as psum_scatter, psum_scatter_p as psum_scatter_p,
 )
 from fcore.lax.convolution import (
     ConvDimensionNumbers as ConvDimensionNumbers,

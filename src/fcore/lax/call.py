@@ -17,7 +17,7 @@ import sys
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Generic, TypeVar
 
 import attrs
@@ -25,7 +25,10 @@ import numpy as np
 from typing_extensions import TypeGuard
 
 from fcore.backend import runtime
-from fcore.backend.lowering import LoweringRuleContext, donation_aliases, lower_jaxpr, lowering_rules, tensor_type
+from fcore.backend.lowering import (
+    TOKEN_TYPE, LoweringRuleContext, donation_aliases, lower_jaxpr, lowering_rules, ordered_token, tensor_type,
+    threads_token,
+)
 from fcore.errors import FcoreError
 from fcore.interpreters.array import Array, ArrayImpl, register_device_placer
 from fcore.interpreters.eval import check_allocation, to_numpy_arg
@@ -78,16 +81,25 @@ def as_eager_results(outs: Sequence[ArrayLike], avals: Sequence[ShapedArray]) ->
 
 
 def lower_call(ctx: LoweringRuleContext, args: Sequence[str], closed: ClosedJaxpr, name: str) -> list[str]:
-    """Lower a call of the const-free ``closed`` as a ``func.call`` of a private function."""
+    """Lower a call of the const-free ``closed`` as a ``func.call`` of a private function
+    (passing and taking back the token when the callee has ordered effects)."""
     sym = ctx.module.private_function(closed.jaxpr, name)
-    outs = closed.out_avals
-    ins = ", ".join(tensor_type(a) for a in ctx.avals_in)
-    call = f"func.call @{sym}({', '.join(args)}) : ({ins}) -> ({', '.join(tensor_type(a) for a in outs)})"
-    if not outs:
+    in_types = [tensor_type(a) for a in ctx.avals_in]
+    out_types = [tensor_type(a) for a in closed.out_avals]
+    token = threads_token(closed.jaxpr)
+    if token:
+        args = [*args, ordered_token(ctx)]
+        in_types.append(TOKEN_TYPE)
+        out_types.append(TOKEN_TYPE)
+    call = f"func.call @{sym}({', '.join(args)}) : ({', '.join(in_types)}) -> ({', '.join(out_types)})"
+    if not out_types:
         ctx.fn.lines.append(f"    {call}{ctx.fn.location}")
         return []
-    result = ctx.emit(call, n_results=len(outs))
-    return [result] if len(outs) == 1 else [f"{result}#{i}" for i in range(len(outs))]
+    result = ctx.emit(call, n_results=len(out_types))
+    names = [result] if len(out_types) == 1 else [f"{result}#{i}" for i in range(len(out_types))]
+    if token:
+        ctx.fn.token = names.pop()
+    return names
 
 
 def param_of(eqn: JaxprEqn, name: str, cls: type[T]) -> T:
@@ -318,6 +330,9 @@ class JitParams:
 
 jit_p = Primitive("jit", multiple_results=True, params=JitParams)
 jit_p.impl_takes_arrays = True
+#: Runs a call over a device mesh (installed by ``fcore.api.spmd``): the results, or None
+#: when the program and its arguments are on one device.
+spmd_runner: list[Callable[[ClosedJaxpr, str, Sequence[ArrayLike]], "list[ArrayImpl] | None"]] = []
 
 
 @jit_p.def_abstract_eval
@@ -328,6 +343,10 @@ def _jit_abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, name: str) -> li
 
 @jit_p.def_impl
 def _jit_impl(*args: ArrayLike, jaxpr: ClosedJaxpr, name: str) -> list[ArrayImpl]:
+    if spmd_runner:
+        outs = spmd_runner[0](jaxpr, name, args)
+        if outs is not None:
+            return outs
     return launch_for(jaxpr, name)(args)
 
 

@@ -1,4 +1,4 @@
-"""Dead-code elimination."""
+"""Dead-code elimination: equations nothing uses are dropped, unless they have effects."""
 
 from __future__ import annotations
 
@@ -24,11 +24,13 @@ def dce_jaxpr_open(jaxpr: Jaxpr, used_outputs: Sequence[bool], prune_inputs: boo
     kept: list[JaxprEqn] = []
     for eqn in reversed(jaxpr.eqns):
         used = [id(v) in live for v in eqn.outvars]
-        if not any(used):
+        if not any(used) and not eqn.effects:  # an effectful equation is kept even then
             continue
         rule = dce_rules.get(eqn.primitive)
         if rule is not None:
             used_ins, new_eqn = rule(used, eqn)
+            if new_eqn is None and eqn.effects:
+                used_ins, new_eqn = [True] * len(eqn.invars), eqn
             if new_eqn is None:
                 continue
             for a, u in zip(eqn.invars, used_ins):  # the mask is over the original operands

@@ -38,7 +38,8 @@ def cse(closed: ClosedJaxpr) -> ClosedJaxpr:
     """cse : (a -> b) -> (a -> b)
 
     Equations with the same primitive, operands and params compute the same value
-    (primitives are pure): later copies are replaced by the first.
+    (pure primitives): later copies are replaced by the first. Effectful equations are
+    never merged (two prints print twice).
     """
     jaxpr = closed.jaxpr
     seen: dict[tuple[object, ...], tuple[Var, ...]] = {}
@@ -46,6 +47,9 @@ def cse(closed: ClosedJaxpr) -> ClosedJaxpr:
     eqns: list[JaxprEqn] = []
     for eqn in jaxpr.eqns:
         eqn = _renamed(eqn, subst)
+        if eqn.effects:
+            eqns.append(eqn)
+            continue
         key = (eqn.primitive, tuple(a.key() if type(a) is Literal else id(a) for a in eqn.invars), eqn.params)
         prev = seen.get(key)
         if prev is not None and all(p.aval == v.aval for p, v in zip(prev, eqn.outvars)):
@@ -61,7 +65,8 @@ def fold_constants(closed: ClosedJaxpr) -> ClosedJaxpr:
     """fold_constants : (a -> b) -> (a -> b)
 
     Equations whose operands are all literals and whose results are scalars are
-    evaluated now (with the primitive's impl) and replaced by literals.
+    evaluated now (with the primitive's impl) and replaced by literals; effectful
+    equations are never evaluated at compile time.
     """
     jaxpr = closed.jaxpr
     subst: dict[int, Atom] = {}
@@ -75,6 +80,7 @@ def fold_constants(closed: ClosedJaxpr) -> ClosedJaxpr:
             and all(v.aval.shape == () for v in eqn.outvars)
             and prim.impl_rule is not None
             and not prim.impl_takes_arrays
+            and not eqn.effects
         ):
             vals = [np.asarray(a.val) for a in eqn.invars if type(a) is Literal]
             out = prim.impl_rule(*vals, **eqn.params)

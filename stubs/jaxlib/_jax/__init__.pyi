@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, overload
 
 import numpy as np
+from jaxlib._hlo import HloSharding, OpSharding
 from typing_extensions import CapsuleType
 
 class JaxRuntimeError(RuntimeError): ...
@@ -37,10 +38,21 @@ class HostBufferSemantics(enum.Enum):
     IMMUTABLE_UNTIL_TRANSFER_COMPLETES = 1
     ZERO_COPY = 2
 
+class ExecutableBuildOptions:
+    use_spmd_partitioning: bool
+    use_shardy_partitioner: bool
+
+class DeviceAssignment:
+    @staticmethod
+    def create(assignment: np.ndarray[Any, Any], /) -> DeviceAssignment: ...
+
 class CompileOptions:
     def __init__(self) -> None: ...
     num_replicas: int
     num_partitions: int
+    device_assignment: DeviceAssignment
+    @property
+    def executable_build_options(self) -> ExecutableBuildOptions: ...
 
 class Sharding: ...
 
@@ -49,9 +61,16 @@ class SingleDeviceSharding(Sharding):
     @property
     def _internal_device_list(self) -> DeviceList: ...
 
+class GSPMDSharding(Sharding):
+    def __init__(self, devices: DeviceList, op_sharding: HloSharding, *, memory_kind: str | None = None) -> None: ...
+    _hlo_sharding: HloSharding
+
 class Array: ...
 
 class ArrayImpl(Array):
+    def __init__(
+        self, aval: object, sharding: object, arrays: list[ArrayImpl], committed: bool, _skip_checks: bool = False
+    ) -> None: ...
     # `aval` is whatever object the creator passed (fcore passes its own);
     # arrays created by C++ without one get a `jax.core.ShapedArray` (imports jax).
     @property
@@ -83,6 +102,10 @@ class ExecuteResults:
         strict: bool = True,
     ) -> list[object]: ...
     def disassemble_into_single_device_arrays(self) -> list[list[ArrayImpl]]: ...
+    def consume_token(self) -> ShardedToken: ...
+
+class ShardedToken:
+    def block_until_ready(self) -> None: ...
 
 class PjRtLayout: ...
 
@@ -113,6 +136,8 @@ class LoadedExecutable:
     def local_devices(self) -> list[Device]: ...
     def get_parameter_layouts(self) -> list[PjRtLayout]: ...
     def get_output_layouts(self) -> list[PjRtLayout]: ...
+    def get_output_shardings(self) -> list[OpSharding] | None: ...
+    def get_parameter_shardings(self) -> list[OpSharding] | None: ...
     def get_compiled_memory_stats(self) -> CompiledMemoryStats: ...
     @property
     def fingerprint(self) -> bytes | None: ...
@@ -127,13 +152,24 @@ class Client:
     def devices(self) -> list[Device]: ...
     def local_devices(self) -> list[Device]: ...
     def device_count(self) -> int: ...
-    # `computation`: StableHLO text (str) or MLIR bytecode (bytes); an
-    # `ir.Module` overload exists too but fcore does not use it.
+    def process_index(self) -> int: ...
+    # `computation`: StableHLO text (str) or MLIR bytecode (bytes); with host
+    # callbacks (Python callables, see fcore.backend.host_callback) only an MLIR
+    # module object is accepted.
+    @overload
     def compile_and_load(
         self,
         computation: str | bytes,
         executable_devices: DeviceList,
         compile_options: CompileOptions = ...,
+    ) -> LoadedExecutable: ...
+    @overload
+    def compile_and_load(
+        self,
+        computation: object,
+        executable_devices: DeviceList,
+        compile_options: CompileOptions,
+        host_callbacks: Sequence[Callable[..., Any]],
     ) -> LoadedExecutable: ...
     def serialize_executable(self, executable: LoadedExecutable, /) -> bytes: ...
     def deserialize_executable(
@@ -162,3 +198,38 @@ def buffer_to_dlpack_managed_tensor(
 ) -> CapsuleType: ...
 
 from jaxlib._jax import pytree as pytree
+
+class DistributedRuntimeService:
+    def shutdown(self) -> None: ...
+
+class DistributedRuntimeClient:
+    def connect(self) -> None: ...
+    def shutdown(self) -> None: ...
+    def blocking_key_value_get(self, key: str, timeout_in_ms: int) -> str: ...
+    def key_value_set(self, key: str, value: str, allow_overwrite: bool = False) -> None: ...
+    def wait_at_barrier(self, barrier_id: str, timeout_in_ms: int, process_ids: list[int] | None = None) -> None: ...
+
+class CpuCollectives: ...
+
+def get_distributed_runtime_service(
+    address: str,
+    num_nodes: int,
+    heartbeat_timeout: int | None = None,
+    cluster_register_timeout: int | None = None,
+    shutdown_timeout: int | None = None,
+    recoverable: bool | None = None,
+) -> DistributedRuntimeService: ...
+def get_distributed_runtime_client(
+    address: str,
+    node_id: int,
+    rpc_timeout: int | None = None,
+    init_timeout: int | None = None,
+    shutdown_timeout: int | None = None,
+    heartbeat_timeout: int | None = None,
+    missed_heartbeat_callback: Any | None = None,
+    shutdown_on_destruction: bool | None = None,
+    use_compression: bool | None = None,
+) -> DistributedRuntimeClient: ...
+def make_gloo_tcp_collectives(
+    distributed_client: DistributedRuntimeClient, hostname: str | None = None, interface: str | None = None
+) -> CpuCollectives: ...

@@ -14,8 +14,13 @@ from fcore.ir.core import (
     Literal as Literal,
     Var as Var,
 )
+from fcore.ir.effects import NO_EFFECTS
+from fcore.ir.effects import Effect as Effect, Effects as Effects
 from fcore.ir.typecheck import typecheck
 from fcore.lax._primitive import Primitive as Primitive
+
+
+no_effects = NO_EFFECTS  # JAX's name for the empty effect set
 
 
 def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:

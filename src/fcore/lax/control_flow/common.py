@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from fcore.backend.lowering import LoweringRuleContext, tensor_type
+from fcore.backend.lowering import TOKEN_TYPE, LoweringRuleContext, tensor_type
 from fcore.interpreters.array import Array
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.ir.avals import ShapedArray
@@ -195,8 +195,25 @@ class RegionBlock:
         r = self.emit(f"func.call @{sym}({', '.join(args)}) : ({ins}) -> ({outs})", len(out_avals))
         return result_names(r, len(out_avals))
 
-    def text(self, results: Sequence[str], avals: Sequence[ShapedArray], header: str = "") -> str:
-        types = ", ".join(tensor_type(a) for a in avals)
+    def call_threaded(self, sym: str, args: Sequence[str], in_avals: Sequence[ShapedArray],
+                      out_avals: Sequence[ShapedArray], token: str | None) -> tuple[list[str], str | None]:
+        """``call``, passing ``token`` last and taking the callee's token back (see
+        ``ModuleBuilder.private_function``) when it is not None."""
+        if token is None:
+            return self.call(sym, args, in_avals, out_avals), None
+        ins = ", ".join([*(tensor_type(a) for a in in_avals), TOKEN_TYPE])
+        outs = ", ".join([*(tensor_type(a) for a in out_avals), TOKEN_TYPE])
+        n = len(out_avals) + 1
+        r = self.emit(f"func.call @{sym}({', '.join([*args, token])}) : ({ins}) -> ({outs})", n)
+        names = result_names(r, n)
+        return names[:-1], names[-1]
+
+    def text(self, results: Sequence[str], avals: Sequence[ShapedArray], header: str = "", token: str | None = None
+             ) -> str:
+        """The block, returning ``results`` (of types ``avals``) and ``token`` last if given."""
+        types = ", ".join([*(tensor_type(a) for a in avals), *([TOKEN_TYPE] if token is not None else [])])
+        if token is not None:
+            results = [*results, token]
         ret = f"      stablehlo.return {', '.join(results)} : {types}" if results else "      stablehlo.return"
         head = f"\n    {header}" if header else ""
         return "{" + head + "\n" + "\n".join([*self.lines, ret]) + "\n    }"

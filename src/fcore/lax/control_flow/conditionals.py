@@ -16,8 +16,12 @@ import attrs
 import numpy as np
 
 from fcore import tree_util
-from fcore.backend.lowering import LoweringRuleContext, lowering_rules, tensor_type
+from fcore.backend.lowering import (
+    TOKEN_TYPE, LoweringRuleContext, lowering_rules, ordered_token, tensor_type, threads_token,
+)
+from fcore.config import jit_disabled
 from fcore.interpreters.array import Array, ArrayImpl
+from fcore.interpreters.trace import Tracer
 from fcore.interpreters.eval import get_aval, to_numpy_arg
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.ir import dtypes
@@ -238,21 +242,27 @@ def _cond_dce(used_outputs: Sequence[bool], eqn: JaxprEqn) -> tuple[list[bool], 
 @lowering_rules.register(cond_p)
 def _cond_lowering(ctx: LoweringRuleContext, index: str, *ops: str, branches: tuple[ClosedJaxpr, ...]) -> list[str]:
     outs = ctx.avals_out
-    if not outs:
-        return []
+    if not outs and not any(b.effects for b in branches):
+        return []  # nothing to compute (an effectful branch still runs)
     in_avals = ctx.avals_in[1:]
+    threaded = [threads_token(b.jaxpr) for b in branches]
+    token_in = ordered_token(ctx) if any(threaded) else None  # every branch returns a token then
     regions = []
-    for i, b in enumerate(branches):
+    for i, (b, t) in enumerate(zip(branches, threaded)):
         sym = ctx.module.private_function(b.jaxpr, f"cond_branch{i}")
         block = RegionBlock(ctx)
-        results = block.call(sym, ops, in_avals, b.out_avals)
-        regions.append(block.text(results, outs))
-    types = ", ".join(tensor_type(a) for a in outs)
-    name = ctx.emit(
-        f'"stablehlo.case"({index}) ({", ".join(regions)}) : ({tensor_type(ctx.avals_in[0])}) -> ({types})',
-        n_results=len(outs),
-    )
-    return result_names(name, len(outs))
+        results, token_out = block.call_threaded(sym, ops, in_avals, b.out_avals, token_in if t else None)
+        regions.append(block.text(results, outs, token=token_out if t else token_in))
+    types = ", ".join([*(tensor_type(a) for a in outs), *([TOKEN_TYPE] if token_in is not None else [])])
+    case = f'"stablehlo.case"({index}) ({", ".join(regions)}) : ({tensor_type(ctx.avals_in[0])}) -> ({types})'
+    n = len(outs) + (token_in is not None)
+    if not n:
+        ctx.fn.lines.append(f"    {case}{ctx.fn.location}")
+        return []
+    names = result_names(ctx.emit(case, n_results=n), n)
+    if token_in is not None:
+        ctx.fn.token = names.pop()
+    return names
 
 
 def _bind_cond(index: ArrayLike, branches: Sequence[ClosedJaxpr], ops: Sequence[ArrayLike]) -> list[Array]:
@@ -318,6 +328,8 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
         if not dtypes.is_integer(aval.dtype):
             raise TypeError(f"Pred type must be either boolean or integer, got {dtypes.dtype_name(aval.dtype)}.")
         pred = bool(pred) if type(pred) is int else ne(pred, 0)
+    if jit_disabled() and not isinstance(pred, Tracer):  # ``disable_jit``: Python runs one branch
+        return true_fun(*operands) if pred else false_fun(*operands)
     index = convert_element_type(pred, dtypes.int32)
     branches, ops, out_tree = _trace_branches(
         [false_fun, true_fun], ["false_fun", "true_fun"], "true_fun and false_fun output", operands
@@ -341,6 +353,8 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
         raise TypeError(f"Index type must be an integer, got {index} of type {dtypes.dtype_name(aval.dtype)}.")
     if len(funs) == 1:
         return funs[0](*operands)
+    if jit_disabled() and not isinstance(index, Tracer):  # ``disable_jit``: Python picks the branch
+        return funs[min(max(int(index), 0), len(funs) - 1)](*operands)
     if aval.dtype != dtypes.int32 or aval.weak_type:
         index = convert_element_type(index, dtypes.int32)
     index = clamp(np.int32(0), index, np.int32(len(funs) - 1))

@@ -23,8 +23,11 @@ import attrs
 import numpy as np
 
 from fcore import tree_util
-from fcore.backend.lowering import LoweringRuleContext, lowering_rules, tensor_type
+from fcore.backend.lowering import (
+    TOKEN_TYPE, LoweringRuleContext, lowering_rules, ordered_token, tensor_type, threads_token,
+)
 from fcore.errors import ConcretizationError
+from fcore.config import jit_disabled
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import get_aval, to_numpy_arg
 from fcore.interpreters.staging import trace_to_jaxpr
@@ -39,6 +42,7 @@ from fcore.lax.control_flow.common import (
     PeResult, RegionBlock, broadcast_leading, check_const_free, convert_outs, extra_inputs, fixpoint,
     permute_invars, pp_avals, result_names, split, stage_all, trace_hoisted, with_outvars, zeros,
 )
+from fcore.lax.control_flow.python_mode import NOT_CONCRETE, scan_in_python, while_in_python
 from fcore.lax.elementwise import add, convert_element_type, lt, select_n
 from fcore.lax.reductions import reduce_or
 from fcore.transforms.ad_util import Tangent, UndefinedPrimal, Zero, has_tangent, is_undefined
@@ -308,22 +312,65 @@ def _while_lowering(ctx: LoweringRuleContext, *args: str, cond_jaxpr: ClosedJaxp
                     cond_nconsts: int, body_nconsts: int) -> list[str]:
     cc, bc, init = split(args, cond_nconsts, body_nconsts)
     cc_a, bc_a, carry_a = split(ctx.avals_in, cond_nconsts, body_nconsts)
-    if not init:
+    if threads_token(cond_jaxpr.jaxpr):
+        return _while_lowering_effectful_cond(ctx, cc, bc, init, cc_a, bc_a, carry_a, cond_jaxpr, body_jaxpr)
+    # The token of ordered effects in the body is one more loop-carried value (the last).
+    token_in = ordered_token(ctx) if threads_token(body_jaxpr.jaxpr) else None
+    if not init and token_in is None:
         return []
     cond_sym = ctx.module.private_function(cond_jaxpr.jaxpr, "while_cond")
     body_sym = ctx.module.private_function(body_jaxpr.jaxpr, "while_body")
     iters = [ctx.fn.fresh() for _ in init]
+    token_iter = ctx.fn.fresh() if token_in is not None else None
     cb = RegionBlock(ctx)
     (pred,) = cb.call(cond_sym, [*cc, *iters], [*cc_a, *carry_a], cond_jaxpr.out_avals)
     bb = RegionBlock(ctx)
-    new = bb.call(body_sym, [*bc, *iters], [*bc_a, *carry_a], body_jaxpr.out_avals)
-    bind = ", ".join(f"{i} = {x}" for i, x in zip(iters, init))
-    types = ", ".join(tensor_type(a) for a in carry_a)
+    new, token_out = bb.call_threaded(body_sym, [*bc, *iters], [*bc_a, *carry_a], body_jaxpr.out_avals, token_iter)
+    bind = ", ".join(f"{i} = {x}" for i, x in zip([*iters, token_iter], [*init, token_in]) if i is not None)
+    types = ", ".join([*(tensor_type(a) for a in carry_a), *([TOKEN_TYPE] if token_in is not None else [])])
     text = (
         f"stablehlo.while({bind}) : {types}\n    cond {cb.text([pred], cond_jaxpr.out_avals)} "
-        f"do {bb.text(new, carry_a)}"
+        f"do {bb.text(new, carry_a, token=token_out)}"
     )
-    return result_names(ctx.emit(text, n_results=len(init)), len(init))
+    n = len(init) + (token_in is not None)
+    names = result_names(ctx.emit(text, n_results=n), n)
+    if token_in is not None:
+        ctx.fn.token = names.pop()
+    return names
+
+
+def _while_lowering_effectful_cond(
+    ctx: LoweringRuleContext, cc: list[str], bc: list[str], init: list[str], cc_a: list[ShapedArray],
+    bc_a: list[ShapedArray], carry_a: list[ShapedArray], cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr,
+) -> list[str]:
+    """A loop whose predicate has ordered effects (as JAX lowers it): the predicate is computed
+    once before the loop and again at the end of each iteration, so that its effects run in
+    program order with the body's; the loop carries it, and the token, as two more values."""
+    cond_sym = ctx.module.private_function(cond_jaxpr.jaxpr, "while_cond")
+    body_sym = ctx.module.private_function(body_jaxpr.jaxpr, "while_body")
+    pred_a = cond_jaxpr.out_avals[0]
+    cond_ins = ", ".join([*(tensor_type(a) for a in [*cc_a, *carry_a]), TOKEN_TYPE])
+    cond_outs = f"{tensor_type(pred_a)}, {TOKEN_TYPE}"
+    first = ctx.emit(f"func.call @{cond_sym}({', '.join([*cc, *init, ordered_token(ctx)])}) : ({cond_ins}) -> ({cond_outs})", 2)
+    iters = [ctx.fn.fresh() for _ in init]
+    pred_iter, token_iter = ctx.fn.fresh(), ctx.fn.fresh()
+    cb = RegionBlock(ctx)
+    bb = RegionBlock(ctx)
+    body_token = token_iter if threads_token(body_jaxpr.jaxpr) else None
+    new, token_out = bb.call_threaded(body_sym, [*bc, *iters], [*bc_a, *carry_a], body_jaxpr.out_avals, body_token)
+    (pred,), token_after = bb.call_threaded(cond_sym, [*cc, *new], [*cc_a, *carry_a], cond_jaxpr.out_avals,
+                                            token_out or token_iter)
+    assert token_after is not None
+    bind = ", ".join(f"{i} = {x}" for i, x in zip([*iters, pred_iter, token_iter], [*init, f"{first}#0", f"{first}#1"]))
+    types = ", ".join([*(tensor_type(a) for a in [*carry_a, pred_a]), TOKEN_TYPE])
+    text = (
+        f"stablehlo.while({bind}) : {types}\n    cond {cb.text([pred_iter], [pred_a])} "
+        f"do {bb.text([*new, pred], [*carry_a, pred_a], token=token_after)}"
+    )
+    n = len(init) + 2
+    names = result_names(ctx.emit(text, n_results=n), n)
+    ctx.fn.token = names[-1]
+    return names[: len(init)]
 
 
 def _bind_while_hoisted(cond_consts: Sequence[ArrayLike], body_consts: Sequence[ArrayLike],
@@ -348,6 +395,10 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
     """``while cond_fun(val): val = body_fun(val)``, staged as ``while`` (JAX's ``lax.while_loop``)."""
     if not callable(cond_fun) or not callable(body_fun):
         raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
+    if jit_disabled():
+        result = while_in_python(cond_fun, body_fun, init_val)
+        if result is not NOT_CONCRETE:
+            return result
     init: list[ArrayLike]
     init, in_tree = tree_util.tree_flatten(init_val)
 
@@ -726,6 +777,9 @@ def _scan_lowering(ctx: LoweringRuleContext, *args: str, jaxpr: ClosedJaxpr, len
     loop_avals = [i32, *car_avals, *y_avals]
     iters = [ctx.fn.fresh() for _ in loop_avals]
     i, carry, ys = iters[0], iters[1 : 1 + ncar], iters[1 + ncar :]
+    # The token of ordered effects in the body is one more loop-carried value (the last).
+    token_in = ordered_token(ctx) if threads_token(jaxpr.jaxpr) else None
+    token_iter = ctx.fn.fresh() if token_in is not None else None
     cb = RegionBlock(ctx)
     pred_aval = shaped_array((), dtypes.bool_)
     pred = cb.emit(f"stablehlo.compare LT, {i}, {n}, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>")
@@ -739,8 +793,10 @@ def _scan_lowering(ctx: LoweringRuleContext, *args: str, jaxpr: ClosedJaxpr, len
         ins = ", ".join([tensor_type(xa)] + ["tensor<i32>"] * (a.ndim + 1))
         s = bb.emit(f"stablehlo.dynamic_slice {x}, {starts}, sizes = [{sizes}] : ({ins}) -> {tensor_type(one_a)}")
         slices.append(bb.emit(f"stablehlo.reshape {s} : ({tensor_type(one_a)}) -> {tensor_type(a)}"))
-    outs = bb.call(body_sym, [*consts, *carry, *slices], [*c_avals, *car_avals, *jaxpr.in_avals[nc + ncar :]],
-                   jaxpr.out_avals)
+    outs, token_out = bb.call_threaded(
+        body_sym, [*consts, *carry, *slices], [*c_avals, *car_avals, *jaxpr.in_avals[nc + ncar :]], jaxpr.out_avals,
+        token_iter,
+    )
     new_ys = []
     for buf, y, ya, a in zip(ys, outs[ncar:], y_avals, jaxpr.out_avals[ncar:]):
         one_a = shaped_array((1, *a.shape), a.dtype)
@@ -749,13 +805,16 @@ def _scan_lowering(ctx: LoweringRuleContext, *args: str, jaxpr: ClosedJaxpr, len
         ins = ", ".join([tensor_type(ya), tensor_type(one_a)] + ["tensor<i32>"] * (a.ndim + 1))
         new_ys.append(bb.emit(f"stablehlo.dynamic_update_slice {buf}, {r}, {starts} : ({ins}) -> {tensor_type(ya)}"))
     i1 = bb.emit(f"stablehlo.add {i}, {one} : tensor<i32>")
-    bind = ", ".join(f"{v} = {x}" for v, x in zip(iters, [zero, *init, *ys0]))
-    types = ", ".join(tensor_type(a) for a in loop_avals)
+    bind = ", ".join(f"{v} = {x}" for v, x in zip([*iters, token_iter], [zero, *init, *ys0, token_in]) if v is not None)
+    types = ", ".join([*(tensor_type(a) for a in loop_avals), *([TOKEN_TYPE] if token_in is not None else [])])
     text = (
         f"stablehlo.while({bind}) : {types}\n    cond {cb.text([pred], [pred_aval])} "
-        f"do {bb.text([i1, *outs[:ncar], *new_ys], loop_avals)}"
+        f"do {bb.text([i1, *outs[:ncar], *new_ys], loop_avals, token=token_out)}"
     )
-    results = result_names(ctx.emit(text, n_results=len(loop_avals)), len(loop_avals))
+    n_loop = len(loop_avals) + (token_in is not None)
+    results = result_names(ctx.emit(text, n_results=n_loop), n_loop)
+    if token_in is not None:
+        ctx.fn.token = results.pop()
     return results[1:]
 
 
@@ -798,6 +857,8 @@ def scan(
         if len(sizes) > 1:
             raise ValueError(f"scan got values with different leading axis sizes: {', '.join(map(str, sizes))}.")
         length = sizes[0]
+    if jit_disabled():
+        return scan_in_python(f, init, xs, length, reverse)
     if isinstance(unroll, bool):
         unroll = max(length, 1) if unroll else 1
     elif operator.index(unroll) < 1:
@@ -868,6 +929,8 @@ def fori_loop(lower: ArrayLike, upper: ArrayLike, body_fun: Callable[[Any, Any],
             i, x = carry
             return (add(i, 1), body_fun(i, x)), None
 
+        if jit_disabled() and hi <= lo:
+            return init_val  # the Python scan of ``disable_jit`` has no zero-length form (as jax)
         (_, result), _ = scan(scan_body, (lo, init_val), None, length=max(hi - lo, 0), unroll=n_unroll)
         return result
     if unroll is not None and unroll is not False and unroll != 1:

@@ -1,0 +1,8 @@
+"""``fcore.debug``: printing and callbacks that work inside transformed code (``jax.debug``)."""
+
+from fcore.ir.effects import DebugEffect as DebugEffect, OrderedDebugEffect as OrderedDebugEffect
+from fcore.lax.callbacks import debug_callback as callback
+from fcore.lax.callbacks import debug_log as log
+from fcore.lax.callbacks import debug_print as print  # noqa: A001 - JAX's name
+
+__all__ = ["DebugEffect", "OrderedDebugEffect", "callback", "log", "print"]

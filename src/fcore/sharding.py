@@ -1,0 +1,497 @@
+"""``fcore.sharding``: meshes of devices and how an array's dimensions are laid over them.
+
+As ``jax.sharding``: a ``Mesh`` names the axes of an n-d grid of devices; a
+``NamedSharding(mesh, PartitionSpec(...))`` splits array dimension ``i`` over the mesh axes
+named by ``spec[i]`` and replicates it over the others. The layout is handed to XLA's SPMD
+partitioner (Shardy) as ``#sdy.sharding`` attributes and to jaxlib's arrays as an
+``HloSharding``; this module computes both, and each device's slice of the global array.
+Axis types (JAX's ``Explicit`` sharding-in-types) are accepted and ignored: every axis
+behaves as ``AxisType.Auto``.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import math
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from fcore.backend import runtime
+from fcore.backend.sharded import SdySharding, hlo_sharding, tile_assignment
+from fcore.ir.params import ParamStruct
+
+__all__ = [
+    "AxisType",
+    "IndivisibleError",
+    "Mesh",
+    "NamedSharding",
+    "P",
+    "PartitionSpec",
+    "Sharding",
+    "SingleDeviceSharding",
+    "get_abstract_mesh",
+    "get_mesh",
+    "make_mesh",
+    "set_mesh",
+]
+
+Device = runtime.Device
+Index = tuple[slice, ...]
+SpecEntry = Union[None, str, tuple[str, ...]]
+
+
+class IndivisibleError(ValueError):
+    """A dimension's size is not a multiple of the number of pieces a sharding cuts it into."""
+
+
+class AxisType(enum.Enum):
+    """JAX's mesh axis types; fcore treats every axis as ``Auto`` (see the module docstring)."""
+
+    Auto = enum.auto()
+    Explicit = enum.auto()
+    Manual = enum.auto()
+
+
+class _Unconstrained:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNCONSTRAINED"
+
+
+class PartitionSpec(tuple[SpecEntry, ...]):
+    """Per array dimension, the mesh axis (or tuple of axes, or None) it is split over.
+
+    Trailing dimensions left out are replicated."""
+
+    UNCONSTRAINED = _Unconstrained()
+
+    def __new__(cls, *partitions: SpecEntry | list[str]) -> PartitionSpec:
+        norm: list[SpecEntry] = []
+        for p in partitions:
+            if p is None or isinstance(p, str):
+                norm.append(p)
+            elif isinstance(p, (tuple, list)) and all(isinstance(a, str) for a in p):
+                norm.append(tuple(p) if len(p) != 1 else p[0])
+            else:
+                raise TypeError(f"PartitionSpec entries must be None, an axis name or a tuple of names, got {p!r}")
+        return super().__new__(cls, norm)
+
+    def __repr__(self) -> str:
+        return f"P({', '.join(repr(p) for p in self)}{',' if len(self) == 1 else ''})"
+
+    def axes_of(self, dim: int) -> tuple[str, ...]:
+        if dim >= len(self):
+            return ()
+        p = self[dim]
+        return () if p is None else (p,) if isinstance(p, str) else p
+
+    def _normalized(self, ndim: int) -> tuple[tuple[str, ...], ...]:
+        return tuple(self.axes_of(i) for i in range(ndim))
+
+
+P = PartitionSpec
+
+
+class Mesh(ParamStruct):
+    """An n-d array of devices with a name per axis (``Mesh(devices, ("x", "y"))``).
+
+    Used as a context manager it is the mesh that a bare ``PartitionSpec`` refers to."""
+
+    __slots__ = ("devices", "axis_names", "axis_types", "_flat", "_hash")
+
+    def __init__(
+        self, devices: npt.ArrayLike | Sequence[Device], axis_names: str | Sequence[str],
+        axis_types: Sequence[AxisType] | AxisType | None = None,
+    ) -> None:
+        names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+        devs = np.asarray(devices, dtype=object)
+        if devs.ndim != len(names):
+            raise ValueError(
+                f"Mesh requires the ndim of its first argument (`devices`) to equal the length of its second "
+                f"argument (`axis_names`), but got devices.ndim == {devs.ndim} and len(axis_names) == {len(names)}."
+            )
+        if len(set(names)) != len(names):
+            raise ValueError(f"Mesh axis names must be unique, got {names}")
+        flat = tuple(devs.reshape(-1))
+        if len({d.id for d in flat}) != len(flat):
+            raise ValueError(f"Mesh devices must be distinct, got {list(flat)}")
+        self.devices: npt.NDArray[Any] = devs
+        self.axis_names: tuple[str, ...] = names
+        if axis_types is None:
+            types: tuple[AxisType, ...] = (AxisType.Auto,) * len(names)
+        elif isinstance(axis_types, AxisType):
+            types = (axis_types,) * len(names)
+        else:
+            types = tuple(axis_types)
+        self.axis_types = types
+        self._flat: tuple[Device, ...] = flat
+        self._hash = hash((tuple(d.id for d in flat), devs.shape, names))
+
+    @property
+    def shape(self) -> dict[str, int]:
+        return dict(zip(self.axis_names, self.devices.shape))
+
+    @property
+    def axis_sizes(self) -> tuple[int, ...]:
+        return tuple(self.devices.shape)
+
+    @property
+    def size(self) -> int:
+        return int(self.devices.size)
+
+    @property
+    def empty(self) -> bool:
+        return self.devices.size == 0
+
+    @property
+    def device_ids(self) -> npt.NDArray[Any]:
+        ids: npt.NDArray[Any] = np.asarray([d.id for d in self._flat], dtype=np.int64).reshape(self.devices.shape)
+        return ids
+
+    @property
+    def local_devices(self) -> list[Device]:
+        pid = runtime.process_index()
+        return [d for d in self._flat if d.process_index == pid]
+
+    @property
+    def flat_devices(self) -> tuple[Device, ...]:
+        """The devices in row-major order: the device assignment of programs over this mesh."""
+        return self._flat
+
+    def sdy_text(self) -> str:
+        """Shardy's spelling of the mesh, ``<["x"=2, "y"=2]>``."""
+        return "<[" + ", ".join(f'"{n}"={s}' for n, s in zip(self.axis_names, self.devices.shape)) + "]>"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mesh):
+            return NotImplemented
+        return (
+            self is other
+            or (self.axis_names == other.axis_names and self.devices.shape == other.devices.shape
+                and all(a.id == b.id for a, b in zip(self._flat, other._flat)))
+        )
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        shape = ", ".join(f"'{n}': {s}" for n, s in zip(self.axis_names, self.devices.shape))
+        types = ", ".join(t.name for t in self.axis_types)
+        return f"Mesh({shape}, axis_types=({types}{',' if len(self.axis_types) == 1 else ''}))"
+
+    def __enter__(self) -> Mesh:
+        _current.stack.append(_current.mesh)
+        _current.mesh = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _current.mesh = _current.stack.pop()
+
+
+class _CurrentMesh(threading.local):
+    """The mesh that bare ``PartitionSpec`` s refer to, per thread (``set_mesh``, ``with mesh:``)."""
+
+    def __init__(self) -> None:
+        self.mesh: Mesh | None = None
+        self.stack: list[Mesh | None] = []
+
+
+_current = _CurrentMesh()
+
+
+def get_abstract_mesh() -> Mesh | None:
+    """The mesh set by ``set_mesh`` or the innermost ``with mesh:`` block, or None."""
+    return _current.mesh
+
+
+def get_mesh() -> Mesh | None:
+    """As ``get_abstract_mesh`` (fcore's meshes are always concrete)."""
+    return _current.mesh
+
+
+class _MeshSetting:
+    """What ``set_mesh`` returns: the mesh is already set; a ``with`` block restores the previous one."""
+
+    __slots__ = ("_previous",)
+
+    def __init__(self, mesh: Mesh | None) -> None:
+        self._previous = _current.mesh
+        _current.mesh = mesh
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        _current.mesh = self._previous
+
+
+def set_mesh(mesh: Mesh | None) -> _MeshSetting:
+    """Set the mesh that bare ``PartitionSpec`` s refer to (this thread): for the rest of the
+    program, or, used as ``with set_mesh(mesh):``, for the block (as ``jax.set_mesh``)."""
+    if mesh is not None and not isinstance(mesh, Mesh):
+        raise TypeError(f"set_mesh requires a Mesh or None, got {type(mesh).__name__}")
+    return _MeshSetting(mesh)
+
+
+class Sharding:
+    """How an array is laid out over devices (the common interface of the shardings)."""
+
+    __slots__ = ()
+
+    @property
+    def device_set(self) -> set[Device]:
+        return set(self._device_assignment)
+
+    @property
+    def _device_assignment(self) -> tuple[Device, ...]:
+        raise NotImplementedError
+
+    @property
+    def num_devices(self) -> int:
+        return len(self._device_assignment)
+
+    @property
+    def memory_kind(self) -> str | None:
+        return None
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        pid = runtime.process_index()
+        return all(d.process_index == pid for d in self._device_assignment)
+
+    @property
+    def addressable_devices(self) -> set[Device]:
+        pid = runtime.process_index()
+        return {d for d in self._device_assignment if d.process_index == pid}
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        raise NotImplementedError
+
+    def devices_indices_map(self, global_shape: tuple[int, ...]) -> dict[Device, Index]:
+        raise NotImplementedError
+
+    def addressable_devices_indices_map(self, global_shape: tuple[int, ...]) -> dict[Device, Index]:
+        pid = runtime.process_index()
+        return {d: i for d, i in self.devices_indices_map(global_shape).items() if d.process_index == pid}
+
+    def shard_shape(self, global_shape: tuple[int, ...]) -> tuple[int, ...]:
+        raise NotImplementedError
+
+
+class SingleDeviceSharding(Sharding, ParamStruct):
+    """The whole array on one device."""
+
+    __slots__ = ("_device",)
+
+    def __init__(self, device: Device, *, memory_kind: str | None = None) -> None:
+        self._device = device
+
+    @property
+    def _device_assignment(self) -> tuple[Device, ...]:
+        return (self._device,)
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return True
+
+    def devices_indices_map(self, global_shape: tuple[int, ...]) -> dict[Device, Index]:
+        return {self._device: tuple(slice(None) for _ in global_shape)}
+
+    def shard_shape(self, global_shape: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(global_shape)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SingleDeviceSharding) and other._device == self._device
+
+    def __hash__(self) -> int:
+        return hash(("single", self._device.id))
+
+    def __repr__(self) -> str:
+        return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"
+
+
+class NamedSharding(Sharding, ParamStruct):
+    """Array dimension ``i`` split over the mesh axes ``spec[i]``, replicated over the rest."""
+
+    __slots__ = ("mesh", "spec", "_key", "_hash")
+
+    def __init__(self, mesh: Mesh, spec: PartitionSpec | Sequence[SpecEntry] = PartitionSpec(), *,
+                 memory_kind: str | None = None) -> None:
+        if not isinstance(mesh, Mesh):
+            raise TypeError(f"NamedSharding's mesh must be a Mesh, got {type(mesh).__name__}")
+        self.mesh = mesh
+        self.spec = spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec)
+        self._check_spec()
+        # The spec without trailing replicated dimensions: P("x") and P("x", None) are one layout.
+        key = list(self.spec._normalized(len(self.spec)))
+        while key and not key[-1]:
+            key.pop()
+        self._key = tuple(key)
+        self._hash = hash((mesh, self._key))
+
+    def _check_spec(self) -> None:
+        seen: set[str] = set()
+        for dim in range(len(self.spec)):
+            for a in self.spec.axes_of(dim):
+                if a not in self.mesh.axis_names:
+                    raise ValueError(
+                        f"Resource axis: {a} of {self.spec} is not found in mesh: {self.mesh.axis_names}."
+                    )
+                if a in seen:
+                    raise ValueError(f"A single NamedSharding spec specification can map every mesh axis to at most "
+                                     f"one positional dimension, but {self.spec} has duplicate entries for `{a}`")
+                seen.add(a)
+
+    def check_shape(self, shape: tuple[int, ...], what: str | None = None) -> None:
+        """A clear error before XLA sees a layout that cannot hold ``shape`` (``what`` names
+        the value, as jit's messages do; without it, jax's ``shard_shape`` message)."""
+        if len(self.spec) > len(shape):
+            raise ValueError(
+                f"{what or 'A value'} was given the sharding of {self}, which implies that it has a rank of at "
+                f"least {len(self.spec)}, but it is {len(shape)}"
+            )
+        ways = [self._ways(d) for d in range(len(shape))]
+        for dim, size in enumerate(shape):
+            if size % ways[dim]:
+                if what is None:
+                    raise IndivisibleError(
+                        f"Sharding {self} implies that array axis {dim} is partitioned {ways[dim]} times, but the "
+                        f"dimension size is {size} (full shape: {shape}, per-dimension tiling factors: {ways} should "
+                        "evenly divide the shape)"
+                    )
+                raise IndivisibleError(
+                    f"{what} was given the sharding of {self}, which implies that the global size of its "
+                    f"dimension {dim} should be divisible by {ways[dim]}, but it is equal to {size} (full shape: {shape})"
+                )
+
+    def _ways(self, dim: int) -> int:
+        sizes = self.mesh.shape
+        return math.prod(sizes[a] for a in self.spec.axes_of(dim))
+
+    @property
+    def _device_assignment(self) -> tuple[Device, ...]:
+        return self.mesh.flat_devices
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return all(self._ways(d) == 1 for d in range(len(self.spec)))
+
+    def shard_shape(self, global_shape: tuple[int, ...]) -> tuple[int, ...]:
+        self.check_shape(tuple(global_shape))
+        return tuple(s // self._ways(d) for d, s in enumerate(global_shape))
+
+    def tiles(self, ndim: int) -> npt.NDArray[np.int64]:
+        """The tile assignment: positions of the mesh's flat devices, shape ``[ways per dim..., replicas]``."""
+        names = self.mesh.axis_names
+        positions = np.arange(self.mesh.size, dtype=np.int64).reshape(self.mesh.axis_sizes)
+        used = [a for d in range(ndim) for a in self.spec.axes_of(d)]
+        rest = [a for a in names if a not in used]
+        order = [names.index(a) for a in used + rest]
+        moved = positions.transpose(order)
+        dims = [self._ways(d) for d in range(ndim)]
+        return moved.reshape(dims + [-1])
+
+    def sdy(self, ndim: int) -> SdySharding:
+        dims = ", ".join("{" + ", ".join(f'"{a}"' for a in self.spec.axes_of(d)) + "}" for d in range(ndim))
+        return SdySharding(self.mesh.sdy_text(), f"[{dims}]", hlo_sharding(self.tiles(ndim), True))
+
+    def devices_indices_map(self, global_shape: tuple[int, ...]) -> dict[Device, Index]:
+        self.check_shape(tuple(global_shape))
+        return _indices_from_tiles(self.tiles(len(global_shape)), global_shape, self.mesh.flat_devices)
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, NamedSharding):
+            return False
+        return self._hash == other._hash and self._key == other._key and self.mesh == other.mesh
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
+
+
+def _indices_from_tiles(
+    tiles: npt.NDArray[np.int64], shape: Sequence[int], devices: tuple[Device, ...]
+) -> dict[Device, Index]:
+    """Each device's slice of the global array, from a tile assignment with a replica axis."""
+    ndim = len(shape)
+    out: dict[Device, Index] = {}
+    for pos in np.ndindex(*tiles.shape):
+        idx = []
+        for d in range(ndim):
+            n = tiles.shape[d]
+            step = shape[d] // n
+            idx.append(slice(None) if n == 1 else slice(pos[d] * step, (pos[d] + 1) * step))
+        out[devices[int(tiles[pos])]] = tuple(idx)
+    return {d: out[d] for d in devices}
+
+
+def named_sharding_from_xla(mesh: Mesh, proto: Any, shape: tuple[int, ...]) -> NamedSharding:
+    """The ``NamedSharding`` on ``mesh`` with the layout XLA chose (``proto``: an OpSharding),
+    found by matching each device's slice against the specs that could produce it."""
+    tiles = tile_assignment(proto, len(shape), mesh.size)
+    want = _indices_from_tiles(tiles, shape, mesh.flat_devices)
+    for spec in _candidate_specs(mesh.axis_names, len(shape)):
+        s = NamedSharding(mesh, spec)
+        try:
+            if s.devices_indices_map(shape) == want:
+                return s
+        except ValueError:
+            continue
+    raise NotImplementedError(f"XLA chose a layout no PartitionSpec on {mesh} describes")
+
+
+def _candidate_specs(names: tuple[str, ...], ndim: int) -> Iterator[PartitionSpec]:
+    """Specs from the fewest sharded axes up (so the replicated spec comes first)."""
+    for k in range(len(names) + 1):
+        for axes in itertools.permutations(names, k):
+            for dims in itertools.product(range(ndim), repeat=k):
+                per: list[list[str]] = [[] for _ in range(ndim)]
+                for a, d in zip(axes, dims):
+                    per[d].append(a)
+                entries: list[SpecEntry] = [None if not p else p[0] if len(p) == 1 else tuple(p) for p in per]
+                # As jax names XLA's choices: one entry per dimension, or P() when replicated.
+                yield PartitionSpec(*entries) if k else PartitionSpec()
+
+
+def resolve_spec(spec_or_sharding: object, what: str) -> NamedSharding:
+    """A ``NamedSharding`` from a sharding or a bare ``PartitionSpec`` (under a mesh context)."""
+    if isinstance(spec_or_sharding, NamedSharding):
+        return spec_or_sharding
+    if isinstance(spec_or_sharding, PartitionSpec):
+        mesh = get_abstract_mesh()
+        if mesh is None:
+            raise RuntimeError(
+                f"{what}: a bare PartitionSpec {spec_or_sharding} needs a mesh; use NamedSharding(mesh, spec) "
+                "or a `with mesh:` block"
+            )
+        return NamedSharding(mesh, spec_or_sharding)
+    raise TypeError(f"{what}: expected a NamedSharding or PartitionSpec, got {type(spec_or_sharding).__name__}")
+
+
+def make_mesh(
+    axis_shapes: Sequence[int], axis_names: Sequence[str], *, devices: Sequence[Device] | None = None,
+    axis_types: Sequence[AxisType] | None = None,
+) -> Mesh:
+    """A mesh of the first ``prod(axis_shapes)`` devices (as ``jax.make_mesh`` on CPU)."""
+    shape = tuple(int(s) for s in axis_shapes)
+    names = tuple(axis_names)
+    if len(shape) != len(names):
+        raise ValueError(f"axis_shapes {shape} and axis_names {names} must have the same length")
+    devs = list(runtime.devices() if devices is None else devices)
+    n = math.prod(shape)
+    if n > len(devs):
+        raise ValueError(
+            f"Number of devices {len(devs)} must be >= the product of mesh_shape {shape}"
+        )
+    return Mesh(np.asarray(devs[:n], dtype=object).reshape(shape), names, axis_types)

@@ -1,0 +1,117 @@
+"""Devices, ``fcore.sharding`` and sharded arrays (each test in a 4-device subprocess)."""
+
+from __future__ import annotations
+
+import pytest
+
+import fcore
+from multidevice import run_script
+
+
+def test_device_queries_in_this_process() -> None:
+    assert fcore.device_count() == len(fcore.devices()) >= 1
+    assert fcore.local_devices() == fcore.devices()[: fcore.local_device_count()]
+    assert fcore.process_index() == 0 and fcore.process_count() == 1
+
+
+def test_num_cpu_devices_config_after_start_is_an_error() -> None:
+    fcore.devices()
+    with pytest.raises(RuntimeError, match="before backends are initialized"):
+        fcore.config.update("jax_num_cpu_devices", 4)
+
+
+def test_num_cpu_devices_config_and_xla_flags() -> None:
+    out = run_script(
+        """
+        fcore.config.update("num_cpu_devices", 3)
+        assert fcore.config.read("jax_num_cpu_devices") == 3
+        print(fcore.device_count(), fcore.local_device_count(), [d.id for d in fcore.devices()])
+        """,
+        num_devices=1,
+    )
+    assert out.split("\n")[0] == "3 3 [0, 1, 2]"
+    out = run_script("print(fcore.device_count(), fcore.process_count(), fcore.process_index())", num_devices=4)
+    assert out.strip() == "4 1 0"
+
+
+def test_shardings_and_sharded_arrays_match_jax() -> None:
+    run_script(
+        """
+        import jax
+        from jax.sharding import NamedSharding as JNS, PartitionSpec as JP, AxisType
+        jmesh = jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+        mesh = fcore.make_mesh((2, 2), ("x", "y"))
+        assert mesh.shape == {"x": 2, "y": 2} and mesh.size == 4 and mesh.axis_names == ("x", "y")
+        assert [d.id for d in mesh.devices.flat] == [d.id for d in jmesh.devices.flat]
+        x = np.arange(48, dtype=np.float32).reshape(4, 12)
+        specs = [(), ("x",), ("x", "y"), (None, "y"), (("x", "y"),), (None, ("y", "x")), ("y", "x")]
+        for spec in specs:
+            s, js = NamedSharding(mesh, P(*spec)), JNS(jmesh, JP(*spec))
+            assert s.is_fully_replicated == js.is_fully_replicated, spec
+            assert s.shard_shape(x.shape) == js.shard_shape(x.shape), spec
+            assert s.num_devices == js.num_devices == 4
+            assert {d.id for d in s.device_set} == {d.id for d in js.device_set}
+            assert {d.id: i for d, i in s.devices_indices_map(x.shape).items()} == {
+                d.id: i for d, i in js.devices_indices_map(x.shape).items()}, spec
+            a, ja = fcore.device_put(x, s), jax.device_put(x, js)
+            np.testing.assert_array_equal(np.asarray(a), x)
+            assert a.sharding == s and a.is_fully_replicated == ja.is_fully_replicated
+            shards = sorted(a.addressable_shards, key=lambda sh: sh.device.id)
+            jshards = sorted(ja.addressable_shards, key=lambda sh: sh.device.id)
+            for sh, jsh in zip(shards, jshards):
+                assert sh.index == jsh.index and sh.replica_id == jsh.replica_id, spec
+                np.testing.assert_array_equal(np.asarray(sh.data), np.asarray(jsh.data))
+                assert sh.data.devices() == {sh.device}
+            assert {d.id for d in a.devices()} == {0, 1, 2, 3}
+            assert repr(s) == repr(js).replace("axis_types=(Auto, Auto)", "axis_types=(Auto, Auto)")
+        # scalars, bool, int and bf16 values gather back exactly
+        for v in [np.float32(3.5), np.arange(8) % 3 == 0, np.arange(8, dtype=np.int32)]:
+            a = fcore.device_put(v, NamedSharding(mesh, P(*(("x",) if np.ndim(v) else ()))))
+            np.testing.assert_array_equal(np.asarray(a), v)
+        # eager arithmetic on sharded arrays, and single-device sharding
+        a = fcore.device_put(x, NamedSharding(mesh, P("x")))
+        np.testing.assert_array_equal(np.asarray(a * 2 + 1), x * 2 + 1)
+        # make_array_from_callback / make_array_from_process_local_data, as jax
+        s = NamedSharding(mesh, P("y", "x"))
+        c = fcore.make_array_from_callback(x.shape, s, lambda idx: x[idx])
+        jc = jax.make_array_from_callback(x.shape, JNS(jmesh, JP("y", "x")), lambda idx: x[idx])
+        np.testing.assert_array_equal(np.asarray(c), np.asarray(jc))
+        assert c.sharding == s
+        d = fcore.make_array_from_process_local_data(s, x)
+        assert d.shape == x.shape and d.sharding == s
+        np.testing.assert_array_equal(np.asarray(d), x)
+        # a tree of shardings for a tree of values
+        t = fcore.device_put({"a": x, "b": (x, x)}, {"a": NamedSharding(mesh, P("x")), "b": NamedSharding(mesh, P())})
+        assert t["a"].sharding.spec == P("x") and t["b"][1].sharding.spec == P()
+        np.testing.assert_array_equal(np.asarray(t["b"][0]), x)
+        one = fcore.sharding.SingleDeviceSharding(fcore.devices()[2])
+        b = fcore.device_put(x, one)
+        assert b.devices() == {fcore.devices()[2]} and b.sharding == one
+        """
+    )
+
+
+def test_sharding_errors_match_jax() -> None:
+    run_script(
+        """
+        import jax
+        from jax.sharding import NamedSharding as JNS, PartitionSpec as JP, AxisType
+        jmesh = jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+        mesh = fcore.make_mesh((2, 2), ("x", "y"))
+        def err(f):
+            try:
+                f()
+            except Exception as e:
+                return type(e).__name__, str(e)
+            raise AssertionError("no error")
+        e, je = err(lambda: NamedSharding(mesh, P("z"))), err(lambda: JNS(jmesh, JP("z")))
+        assert e == je, (e, je)
+        e, je = err(lambda: fcore.device_put(np.ones(3), NamedSharding(mesh, P("x")))), err(
+            lambda: jax.device_put(np.ones(3), JNS(jmesh, JP("x"))))
+        assert e[0] == je[0] == "IndivisibleError" and e[1].replace("P('x',)", "P('x',)") == je[1], (e, je)
+        e = err(lambda: fcore.make_mesh((4, 2), ("x", "y")))
+        assert e[0] == "ValueError", e
+        e = err(lambda: fcore.jit(lambda v: v, in_shardings=NamedSharding(mesh, P("y")))(np.ones(3)))
+        assert e[0] == "IndivisibleError" and "One of pjit arguments" in e[1], e
+        """
+    )
