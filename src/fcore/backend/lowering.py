@@ -198,8 +198,12 @@ class LoweringRuleContext:
         return self.emit(f"{name} {', '.join(operands)}{extra} : ({ins}) -> {tensor_type(out)}")
 
     def constant(self, value: object, dtype: DType, shape: tuple[int, ...] = ()) -> str:
-        arr = np.broadcast_to(np.asarray(value, dtype), shape)
-        return self.emit(f"stablehlo.constant {dense_attr(np.asarray(arr))} : {tensor_type(ShapedArray(shape, dtype))}")
+        arr = np.asarray(value, dtype)
+        if arr.ndim == 0 and shape:  # a splat: one element's bytes, no array of ``shape`` in memory
+            attr = dense_attr(arr.reshape(1))
+        else:
+            attr = dense_attr(np.asarray(np.broadcast_to(arr, shape)))
+        return self.emit(f"stablehlo.constant {attr} : {tensor_type(ShapedArray(shape, dtype))}")
 
     def broadcast(self, x: str, aval: ShapedArray, shape: tuple[int, ...], dims: Sequence[int] | None = None) -> str:
         """``broadcast_in_dim`` of ``x`` to ``shape`` (default: trailing-aligned dims)."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import os
+import sys
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -12,7 +15,7 @@ from fcore.errors import UnexpectedTracerError
 from fcore.interpreters.array import ArrayImpl
 from fcore.interpreters.trace import Trace, Tracer
 from fcore.ir import dtypes
-from fcore.ir.avals import ShapedArray
+from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.core import Literal
 from fcore.ir.params import ParamValue
 from fcore.ir.primitive import Primitive
@@ -81,6 +84,9 @@ class EvalTrace(Trace):
         impl = prim.impl_rule
         if impl is None:
             raise NotImplementedError(f"primitive '{prim.name}' has no eager implementation (impl rule)")
+        shape_rule = prim.abstract_eval_rule
+        if shape_rule is not None:  # the type rule's errors (JAX's), not NumPy's leniency (issue 23)
+            check_allocation(shape_rule(*[shaped_array(v.shape, v.dtype, w) for v, w in zip(vals, weaks)], **params))
         out = impl(*vals, **params)
         verify = verify_enabled()
         if prim.multiple_results:
@@ -112,6 +118,33 @@ class EvalTrace(Trace):
             return [False] * n
         avals = [ShapedArray(v.shape, v.dtype, w) for v, w in zip(vals, weaks)]
         return [a.weak_type for a in prim.abstract_eval(avals, params)]
+
+
+def _memory_bytes() -> int:
+    """The host's physical memory: no eager result can be larger."""
+    global _MEMORY_BYTES
+    if _MEMORY_BYTES is None:
+        try:
+            _MEMORY_BYTES = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):  # not POSIX: no limit known
+            _MEMORY_BYTES = sys.maxsize
+    return _MEMORY_BYTES
+
+
+_MEMORY_BYTES: int | None = None
+
+
+def check_allocation(out: ShapedArray | Sequence[ShapedArray]) -> None:
+    """Fail fast, before any work, where a result could never fit in memory (eager results,
+    and the results of a compiled program before it is compiled and run): JAX's error
+    (``RESOURCE_EXHAUSTED``) in a millisecond instead of NumPy computing over a broadcast view
+    for minutes or allocating for seconds (issue 23, class 8)."""
+    for a in (out,) if isinstance(out, ShapedArray) else out:
+        nbytes = math.prod(a.shape) * a.dtype.itemsize
+        if nbytes > _memory_bytes():
+            from fcore.backend import XlaRuntimeError  # lazy: the backend imports the interpreters
+
+            raise XlaRuntimeError(f"RESOURCE_EXHAUSTED: Out of memory allocating {nbytes} bytes.")
 
 
 def _check_impl(

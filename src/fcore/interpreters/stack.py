@@ -3,7 +3,9 @@
 Entering a transformation is a ``with trace_scope(trace)`` block, which sets the
 variable and always resets it, so an exception cannot leave a stale handler behind;
 leaving the block also retires the trace so leaked tracers are detected. Each
-thread and each asyncio task has its own current trace.
+thread and each asyncio task has its own current trace; a context copied while a trace
+was current (``contextvars.copy_context``, an asyncio task) still holds it once retired,
+so a retired trace counts as eager evaluation (``current_trace``, ``StagingTrace``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,11 @@ CURRENT_TRACE = _current_trace
 
 
 def current_trace() -> Trace:
-    return _current_trace.get()
+    """The trace handling binds here; eager evaluation where the current one has finished
+    (a ``contextvars`` context or asyncio task copied while a transformation ran keeps the
+    variable's value after the transformation returns)."""
+    trace = _current_trace.get()
+    return trace if trace.alive else EVAL_TRACE
 
 
 class set_current_trace:  # noqa: N801 - used like the function-style context managers
@@ -63,7 +69,7 @@ def trace_scope(trace: Trace) -> Iterator[Trace]:
 
 def bind(prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:
     """``bind`` is an effect: the current trace handles it."""
-    return _current_trace.get().process_primitive(prim, args, params)
+    return current_trace().process_primitive(prim, args, params)
 
 
 def bind_with_trace(trace: Trace, prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:

@@ -14,6 +14,7 @@ import numpy as np
 
 from fcore.config import verify_enabled
 from fcore.interpreters.array import ArrayImpl
+from fcore.interpreters.eval import EVAL_TRACE
 from fcore.interpreters.stack import trace_scope
 from fcore.interpreters.trace import Trace, Tracer
 from fcore.ir import dtypes
@@ -80,6 +81,8 @@ class StagingTrace(Trace):
         self.eqns.append(eqn)
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:
+        if not self.alive:  # still current in a context copied while it traced: evaluate
+            return EVAL_TRACE.process_primitive(prim, args, params)
         invars = [self.to_atom(a) for a in args]
         rule = prim.abstract_eval_rule
         aval = None if prim.multiple_results or rule is None else rule(*[a.aval for a in invars], **params)

@@ -55,19 +55,28 @@ def is_python_scalar(x: object) -> TypeGuard[bool | int | float | complex]:
 
 
 def broadcast_shapes_scalar(name: str, avals: Sequence[ShapedArray]) -> tuple[int, ...]:
-    """Elementwise shape rule: equal shapes, where rank-0 operands broadcast (as in JAX)."""
+    """Elementwise shape rule, as JAX's ``broadcasting_shape_rule``: rank-0 operands
+    broadcast; the others share a rank, and size-1 dimensions broadcast against any size."""
     shape: tuple[int, ...] = ()
     for a in avals:
-        if a.shape == ():
+        s = a.shape
+        if s == () or s == shape:
             continue
         if shape == ():
-            shape = a.shape
-        elif a.shape != shape:
-            raise TypeError(
-                f"{name} got incompatible shapes for broadcasting: "
-                + ", ".join(str(tuple(b.shape)) for b in avals)
-                + " (dtypes " + ", ".join(dtypes.dtype_name(b.dtype) for b in avals) + ")"
-            )
+            shape = s
+        elif len(s) != len(shape):
+            ranks = sorted({b.ndim for b in avals if b.ndim})
+            raise TypeError(f"{name}: arrays must have the same number of dimensions, got {{{', '.join(map(str, ranks))}}}")
+        else:
+            out = []
+            for d, e in zip(shape, s):
+                if d != e and d != 1 and e != 1:
+                    raise TypeError(
+                        f"{name} got incompatible shapes for broadcasting: "
+                        + ", ".join(str(tuple(b.shape)) for b in avals if b.shape) + "."
+                    )
+                out.append(e if d == 1 else d)
+            shape = tuple(out)
     return shape
 
 

@@ -16,8 +16,9 @@ import re
 import sys
 import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import attrs
 import numpy as np
@@ -30,7 +31,7 @@ from fcore.backend.lowering import (
 )
 from fcore.errors import FcoreError
 from fcore.interpreters.array import Array, ArrayImpl, register_device_placer
-from fcore.interpreters.eval import to_numpy_arg
+from fcore.interpreters.eval import check_allocation, to_numpy_arg
 from fcore.interpreters.eval_jaxpr import eval_jaxpr
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr, Jaxpr, JaxprEqn
@@ -123,7 +124,47 @@ def tuple_param_of(eqn: JaxprEqn, name: str, cls: type[T]) -> tuple[T, ...]:
 # =========================================================================================
 # Executables: compile once per jaxpr structure, run on device buffers
 # =========================================================================================
-_compiled: dict[Hashable, runtime.Executable] = {}
+_K = TypeVar("_K", bound=Hashable)
+_V = TypeVar("_V")
+
+
+class _LRU(Generic[_K, _V]):
+    """A bounded map that forgets its least recently used entry: the executables shared
+    between functions by jaxpr structure. Each function's own trace cache keeps (weakly, by
+    the function) what it uses, so 2,000 fresh lambdas do not keep 2,000 executables alive
+    (issue 23, class 9)."""
+
+    __slots__ = ("_data", "maxsize")
+
+    def __init__(self, maxsize: int) -> None:
+        self._data: OrderedDict[_K, _V] = OrderedDict()
+        self.maxsize = maxsize
+
+    def get(self, key: _K) -> _V | None:
+        value = self._data.get(key)
+        if value is not None:
+            self._data.move_to_end(key)
+        return value
+
+    def setdefault(self, key: _K, value: _V) -> _V:
+        old = self._data.get(key)
+        if old is not None:
+            return old
+        self._data[key] = value
+        while len(self._data) > self.maxsize:
+            self._data.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        self._data.clear()
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+#: How many executables the structure-keyed caches keep beyond those functions hold.
+SHARED_EXECUTABLES = 64
+_compiled: _LRU[Hashable, runtime.Executable] = _LRU(SHARED_EXECUTABLES)
 _compile_lock = threading.Lock()
 
 
@@ -143,6 +184,7 @@ def compile_jaxpr(closed: ClosedJaxpr, name: str, aliases: Sequence[int | None] 
     key: Hashable = closed.jaxpr if not any(a is not None for a in aliases) else (closed.jaxpr, tuple(aliases))
     exe = _compiled.get(key)
     if exe is None:
+        check_allocation(closed.out_avals)  # before XLA fails to allocate them, asynchronously
         text = lower_jaxpr(closed, name, aliases)
         try:
             exe = runtime.compile(text, [(a.shape, a.dtype) for a in closed.out_avals])
@@ -228,7 +270,7 @@ class Launch:
 
 
 #: Const-free launches by jaxpr structure, as ``_compiled`` (what the ``jit_p`` impl runs).
-_launches: dict[Jaxpr, Launch] = {}
+_launches: _LRU[Jaxpr, Launch] = _LRU(SHARED_EXECUTABLES)
 
 
 def launch_for(

@@ -12,6 +12,7 @@ its primitives with the same helpers (``_define``).
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Union
@@ -51,10 +52,12 @@ _KIND_DTYPES: dict[str, frozenset[DType]] = {
     "float": frozenset(d for d in dtypes.SUPPORTED_DTYPES if dtypes.is_floating(d)),
     "complex": frozenset(d for d in dtypes.SUPPORTED_DTYPES if dtypes.is_complex(d)),
     "int": frozenset(d for d in dtypes.SUPPORTED_DTYPES if dtypes.is_integer(d)),
+    "signed int": frozenset(d for d in dtypes.SUPPORTED_DTYPES if dtypes.is_signed_int(d)),
     "bool": frozenset([dtypes.bool_]),
 }
 
 
+@functools.lru_cache(maxsize=None)
 def _accepted(kinds: str) -> frozenset[DType]:
     """The dtypes of the ``|``-separated kinds (computed once per primitive)."""
     return frozenset().union(*(_KIND_DTYPES[k] for k in kinds.split("|")))
@@ -64,6 +67,7 @@ _NUM = "float|complex|int"
 _INEXACT = "float|complex"
 _INTEGRAL = "int|bool"
 _ANY = "float|complex|int|bool"
+_ORDERED = "float|int|bool"  # complex numbers have no order: lt/le/gt/ge reject them, as JAX
 
 
 def _check_dtype(name: str, dt: DType, kinds: str) -> None:
@@ -115,15 +119,18 @@ def _all_weak(weaks: Sequence[bool], params: Mapping[str, ParamValue]) -> bool:
 
 
 def _elementwise(
-    p: Primitive, arity: int, kinds: str, fn: Callable[..., NpArray], out_dtype: DType | None = None
+    p: Primitive, arity: int, kinds: str, fn: Callable[..., NpArray], out_dtype: DType | None = None,
+    abstract_eval: Callable[..., ShapedArray] | None = None,
 ) -> None:
     """Give ``p`` the family's abstract eval and an impl computed on the host by NumPy's ``fn``.
 
     Without ``out_dtype`` the result has the operands' dtype: NumPy's ufunc loops may widen
     (float16, bfloat16) or return NumPy scalars for 0-d operands, so results are cast back.
     ``p.eager_rule`` is the eager fast path for ``ArrayImpl`` operands of valid types.
+    ``abstract_eval`` replaces the family's shape and dtype rule (``pow``'s integer exponents).
     """
-    abstract_eval = _nary_abstract_eval(p.name, arity, kinds, out_dtype)
+    if abstract_eval is None:
+        abstract_eval = _nary_abstract_eval(p.name, arity, kinds, out_dtype)
     p.def_abstract_eval(abstract_eval)
     accepted = _accepted(kinds)
     fixed_dtype = out_dtype
@@ -260,12 +267,19 @@ def _aval(x: object) -> ShapedArray:
 
 
 def _unbroadcast(ct: Array, operand: LinearOperand) -> Array:
-    """Sum a cotangent down to a rank-0 operand that was broadcast by the shape rule."""
+    """Sum a cotangent down to an operand that the shape rule broadcast (rank 0, or size-1
+    dimensions of an operand of the same rank)."""
     a = _aval(operand)
-    if a.shape == () and get_aval(ct).shape != ():
+    ct_shape = get_aval(ct).shape
+    if a.shape != ct_shape:
         from fcore.lax.reductions import reduce_sum  # lazy: reductions imports this module
+        from fcore.lax.shapes import reshape
 
-        ct = reduce_sum(ct, tuple(range(get_aval(ct).ndim)))
+        if a.shape == ():
+            ct = reduce_sum(ct, tuple(range(len(ct_shape))))
+        else:
+            axes = tuple(i for i, (d, e) in enumerate(zip(a.shape, ct_shape)) if d != e)
+            ct = reshape(reduce_sum(ct, axes), a.shape)
     return _weak_like(ct, a)
 
 
@@ -343,6 +357,53 @@ def _lower_compare(direction: str) -> Callable[[LoweringRuleContext, str, str], 
         x, y = ctx.broadcast(x, a, shape), ctx.broadcast(y, b, shape)
         full = [a.update(shape=shape), b.update(shape=shape)]
         return ctx.op_typed(f"stablehlo.compare {direction},", [x, y], full, ctx.avals_out[0], f", {_compare_type(a.dtype)}")
+
+    return rule
+
+
+def _lower_int_division(op: str) -> Callable[[LoweringRuleContext, str, str], str]:
+    """``divide``/``remainder`` whose integer divisor is never 0 nor (signed) -1.
+
+    XLA defines ``x / 0`` (-1, all ones) and ``x % 0`` (``x``), and ``INT_MIN / -1``
+    (``INT_MIN``), but its constant folder traps (SIGFPE) where such operands become
+    constants (``0 // (v - v)``). The divisor is replaced by 1 there and the defined result
+    selected, so no program fcore emits divides by 0 or -1 (issue 23, class 10).
+    """
+    plain = _lower_nary(op)
+
+    def rule(ctx: LoweringRuleContext, x: str, y: str) -> str:
+        out = ctx.avals_out[0]
+        if not dtypes.is_integer(out.dtype):
+            return plain(ctx, x, y)
+        shape, dt = out.shape, out.dtype
+        full = out.strip_weak_type()
+        pred = ShapedArray(shape, dtypes.bool_)
+        x, y = ctx.broadcast(x, ctx.avals_in[0], shape), ctx.broadcast(y, ctx.avals_in[1], shape)
+        kind = _compare_type(dt)
+
+        def const(v: int) -> str:  # a broadcast scalar: no array-sized literal in the text
+            return ctx.broadcast(ctx.constant(np.array(v).astype(dt), dt), ShapedArray((), dt), shape)
+
+        def eq_const(v: int) -> str:
+            c = const(v)
+            return ctx.op_typed("stablehlo.compare EQ,", [y, c], [full, full], pred, f", {kind}")
+
+        def select(p: str, a: str, b: str) -> str:
+            return ctx.op_typed("stablehlo.select", [p, a, b], [pred, full, full], full)
+
+        zero = eq_const(0)
+        bad = zero
+        minus_one = None
+        if dtypes.is_signed_int(dt):
+            minus_one = eq_const(-1)
+            bad = ctx.op("stablehlo.or", [zero, minus_one], pred)
+        safe = select(bad, const(1), y)
+        res = ctx.op(op, [x, safe], full)
+        if op == "stablehlo.divide":
+            if minus_one is not None:  # x / -1 is -x (INT_MIN wraps to itself)
+                res = select(minus_one, ctx.op("stablehlo.negate", [x], full), res)
+            return select(zero, const(-1), res)
+        return select(zero, x, res)  # x % -1 is x % 1 = 0 already
 
     return rule
 
@@ -434,7 +495,7 @@ def _div_transpose(ct: Array, x: LinearOperand, y: LinearOperand) -> list[Array 
 
 
 defbroadcasting(div_p)
-lowering_rules.register(div_p)(_lower_nary("stablehlo.divide"))
+lowering_rules.register(div_p)(_lower_int_division("stablehlo.divide"))
 div: BinaryFunction = _binary_function(div_p)
 
 
@@ -448,11 +509,11 @@ def _rem_impl(x: NpArray, y: NpArray) -> NpArray:
 
 
 rem_p = Primitive("rem", params=NoParams)
-_elementwise(rem_p, 2, _NUM, _rem_impl)
+_elementwise(rem_p, 2, "float|int", _rem_impl)  # no complex remainder, as in JAX
 defjvp(rem_p, lambda g, x, y: g,
        lambda g, x, y: mul(neg(g), mul(sign(div(x, y)), floor(abs(div(x, y))))))
 defbroadcasting(rem_p)
-lowering_rules.register(rem_p)(_lower_nary("stablehlo.remainder"))
+lowering_rules.register(rem_p)(_lower_int_division("stablehlo.remainder"))
 rem: BinaryFunction = _binary_function(rem_p)
 
 
@@ -461,13 +522,42 @@ def _replace_zero(x: Array) -> Array:
     return add(x, convert_element_type(eq(x, _full_like(x, 0.0)), _aval(x).dtype))
 
 
+def _pow_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    """``pow``'s exponent has the base's dtype or is any integer (as in JAX 0.10)."""
+    if not dtypes.is_integer(y.dtype) or not dtypes.is_inexact(x.dtype):
+        return _pow_same_dtype(x, y)
+    shape = broadcast_shapes_scalar("pow", (x, y))
+    weak = x.weak_type and y.weak_type
+    return x if x.shape == shape and x.weak_type == weak else shaped_array(shape, x.dtype, weak)
+
+
+def _pow_impl(x: NpArray, y: NpArray) -> NpArray:
+    return np.power(x, y.astype(x.dtype)) if y.dtype != x.dtype else np.power(x, y)
+
+
+def _pow_jvp_base(g: Array, ans: Array, x: Array, y: Array) -> Array:
+    """``y x^(y-1)``; with an integer exponent 0 where ``y == 0`` (also at ``x == 0``, as JAX)."""
+    dt = _aval(x).dtype
+    if not dtypes.is_integer(_aval(y).dtype):
+        return mul(g, mul(y, pow(x, sub(y, _full_like(y, 1.0)))))
+    yf = convert_element_type(y, dt)
+    exponent = sub(_replace_zero(yf), _full_like(yf, 1.0))  # y = 0: 0 * x^0, never 0 * inf
+    return mul(g, mul(yf, pow(x, exponent)))
+
+
 pow_p = Primitive("pow", params=NoParams)
-_elementwise(pow_p, 2, _INEXACT, _quiet(np.power))
-defjvp_with_output(pow_p,
-                   lambda g, ans, x, y: mul(g, mul(y, pow(x, sub(y, _full_like(y, 1.0))))),
-                   lambda g, ans, x, y: mul(g, mul(log(_replace_zero(x)), ans)))
+_pow_same_dtype = _nary_abstract_eval("pow", 2, _INEXACT)
+_elementwise(pow_p, 2, _INEXACT, _quiet(_pow_impl), abstract_eval=_pow_abstract_eval)
+defjvp_with_output(pow_p, _pow_jvp_base, lambda g, ans, x, y: mul(g, mul(log(_replace_zero(x)), ans)))
 defbroadcasting(pow_p)
-lowering_rules.register(pow_p)(_lower_nary("stablehlo.power"))
+
+
+@lowering_rules.register(pow_p)
+def _pow_lowering(ctx: LoweringRuleContext, x: str, y: str) -> str:
+    a, b = ctx.avals_in
+    return _lower_nary("stablehlo.power")(ctx, x, ctx.convert(y, b, a.dtype))
+
+
 pow: BinaryFunction = _binary_function(pow_p)
 
 
@@ -490,8 +580,7 @@ min: BinaryFunction = _binary_function(min_p)
 
 
 nextafter_p = Primitive("nextafter", params=NoParams)
-_elementwise(nextafter_p, 2, "float", np.nextafter)
-defjvp_zero(nextafter_p)
+_elementwise(nextafter_p, 2, "float", np.nextafter)  # no jvp: JAX does not differentiate it
 defbroadcasting(nextafter_p)
 lowering_rules.register(nextafter_p)(_lower_nary("chlo.next_after"))
 nextafter: BinaryFunction = _binary_function(nextafter_p)
@@ -509,7 +598,22 @@ sign_p = Primitive("sign", params=NoParams)
 _elementwise(sign_p, 1, _NUM, _sign_impl)
 defjvp_zero(sign_p)
 defvectorized(sign_p)
-lowering_rules.register(sign_p)(_lower_unary("stablehlo.sign"))
+
+
+@lowering_rules.register(sign_p)
+def _sign_lowering(ctx: LoweringRuleContext, x: str) -> str:
+    """``stablehlo.sign`` rejects unsigned operands: there it is ``x != 0`` (as JAX lowers it)."""
+    out = ctx.avals_out[0]
+    if not dtypes.is_unsigned_int(out.dtype):
+        return ctx.op("stablehlo.sign", [x], out)
+    full = out.strip_weak_type()
+    zero = ctx.broadcast(ctx.constant(0, out.dtype), ShapedArray((), out.dtype), out.shape)
+    one = ctx.broadcast(ctx.constant(1, out.dtype), ShapedArray((), out.dtype), out.shape)
+    pred = ShapedArray(out.shape, dtypes.bool_)
+    is_zero = ctx.op_typed("stablehlo.compare EQ,", [x, zero], [full, full], pred, ", UNSIGNED")
+    return ctx.op_typed("stablehlo.select", [is_zero, zero, one], [pred, full, full], full)
+
+
 sign: UnaryFunction = _unary_function(sign_p)
 
 
@@ -573,7 +677,7 @@ abs_p = Primitive("abs", params=NoParams)
 
 @abs_p.def_abstract_eval
 def _abs_abstract_eval(x: ShapedArray) -> ShapedArray:
-    _check_dtype("abs", x.dtype, _NUM)
+    _check_dtype("abs", x.dtype, "float|complex|signed int")  # unsigned: rejected, as in JAX
     return shaped_array(x.shape, _real_dtype(x.dtype), x.weak_type)  # complex inputs give real outputs
 
 
@@ -910,7 +1014,7 @@ ne: BinaryFunction = _binary_function(ne_p)
 
 
 lt_p = Primitive("lt", params=NoParams)
-_elementwise(lt_p, 2, _ANY, np.less, dtypes.bool_)
+_elementwise(lt_p, 2, _ORDERED, np.less, dtypes.bool_)
 defjvp_zero(lt_p)
 defbroadcasting(lt_p)
 lowering_rules.register(lt_p)(_lower_compare("LT"))
@@ -918,7 +1022,7 @@ lt: BinaryFunction = _binary_function(lt_p)
 
 
 le_p = Primitive("le", params=NoParams)
-_elementwise(le_p, 2, _ANY, np.less_equal, dtypes.bool_)
+_elementwise(le_p, 2, _ORDERED, np.less_equal, dtypes.bool_)
 defjvp_zero(le_p)
 defbroadcasting(le_p)
 lowering_rules.register(le_p)(_lower_compare("LE"))
@@ -926,7 +1030,7 @@ le: BinaryFunction = _binary_function(le_p)
 
 
 gt_p = Primitive("gt", params=NoParams)
-_elementwise(gt_p, 2, _ANY, np.greater, dtypes.bool_)
+_elementwise(gt_p, 2, _ORDERED, np.greater, dtypes.bool_)
 defjvp_zero(gt_p)
 defbroadcasting(gt_p)
 lowering_rules.register(gt_p)(_lower_compare("GT"))
@@ -934,7 +1038,7 @@ gt: BinaryFunction = _binary_function(gt_p)
 
 
 ge_p = Primitive("ge", params=NoParams)
-_elementwise(ge_p, 2, _ANY, np.greater_equal, dtypes.bool_)
+_elementwise(ge_p, 2, _ORDERED, np.greater_equal, dtypes.bool_)
 defjvp_zero(ge_p)
 defbroadcasting(ge_p)
 lowering_rules.register(ge_p)(_lower_compare("GE"))
@@ -1079,7 +1183,8 @@ complex_p = Primitive("complex", params=NoParams)
 @complex_p.def_abstract_eval
 def _complex_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
     dt = same_dtypes("complex", (x, y))
-    _check_dtype("complex", dt, "float")
+    if dt not in (dtypes.float32, dtypes.float64):  # XLA has no complex32/bfloat16 parts
+        raise TypeError(f"complex does not accept dtype {dtypes.dtype_name(dt)}. Accepted dtypes: float32, float64.")
     out = dtypes.complex128 if dt == dtypes.float64 else dtypes.complex64
     return shaped_array(broadcast_shapes_scalar("complex", (x, y)), out, x.weak_type and y.weak_type)
 
@@ -1091,7 +1196,7 @@ def _complex_impl(x: NpArray, y: NpArray) -> NpArray:
 
 
 deflinear(complex_p)
-transpose_rules.register(complex_p)(lambda ct, x, y: [real(ct), neg(imag(ct))])
+transpose_rules.register(complex_p)(lambda ct, x, y: [_unbroadcast(real(ct), x), _unbroadcast(neg(imag(ct)), y)])
 defbroadcasting(complex_p)
 
 
@@ -1142,6 +1247,9 @@ def _convert_impl(x: NpArray, *, new_dtype: DType, weak_type: bool) -> NpArray:
             t = np.nan_to_num(np.trunc(x.astype(np.float64)), nan=0.0)
             inside = np.clip(t, lo, hi).astype(new_dtype)
             return np.where(t >= hi, np.array(hi, new_dtype), np.where(t <= lo, np.array(lo, new_dtype), inside))
+        if new_dtype == dtypes.bool_ and x.dtype == dtypes.float32:
+            # XLA's CPU compare treats float32 denormals as zero (DAZ): they convert to False
+            return np.asarray(~(np.abs(x) < np.finfo(np.float32).tiny))
         return x.astype(new_dtype)
 
 

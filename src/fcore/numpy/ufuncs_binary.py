@@ -174,10 +174,12 @@ def power(x: ArrayLike, y: ArrayLike, /) -> Array:
         a, b = promote2_dtype(x, y, dt, weak)
         return _pow_int_int(a, b)
     if dtypes.is_inexact(dx) and (dtypes.is_integer(dy)):
-        # Float base, integer exponent: no promotion of the base (JAX's case 3).
-        a, b = promote2_dtype(x, y, dx, wx)
-        if not wy and b.weak_type:
-            b = lax.convert_element_type(b, dx, False)
+        # Float base, integer exponent: no promotion of the base, and lax.pow takes the
+        # integer exponent as it is (JAX's case 3: its jvp is 0 where the exponent is 0).
+        a, b = convert(x, dx, wx), convert(y, dy, wy)
+        if a.shape != b.shape and a.shape and b.shape:
+            shape = broadcast_shapes(a.shape, b.shape)
+            a, b = broadcast_to(a, shape), broadcast_to(b, shape)
         return lax.pow(a, b)
     a, b = promote2_dtype(x, y, dt, weak)
     return lax.pow(a, b)

@@ -61,7 +61,10 @@ def bdim_at(x: Any, dim: Dim, axis_size: int, dst: int) -> Any:
 
 # -- rule helpers ---------------------------------------------------------------------
 def defbroadcasting(prim: Primitive) -> None:
-    """Batching for elementwise primitives (rank-0 operands broadcast, as in their shape rule)."""
+    """Batching for elementwise primitives, as JAX's ``_broadcasting_batcher``: batch axes go
+    to the front, unbatched operands of full rank get a size-1 batch axis and lower-rank
+    batched ones trailing size-1 axes, so the shape rule's size-1 broadcasting does the rest
+    (unbatched rank-0 operands keep broadcasting)."""
 
     def rule(axis_size: int, vals: list[Any], dims: list[Dim], **params: ParamValue) -> tuple[Any, Any]:
         avals = [get_aval(v) for v in vals]
@@ -72,21 +75,20 @@ def defbroadcasting(prim: Primitive) -> None:
             (d is None and r == 0) or (d is not None and r == rank) for d, r in zip(dims, logical)
         ):
             return prim.bind(*vals, **params), batched_dims.pop()
-        shape = next(
-            a.shape[:d] + a.shape[d + 1 :] if d is not None else a.shape
-            for a, d, r in zip(avals, dims, logical)
-            if r == rank
-        )
-        full = (axis_size,) + shape
+        shape_rule = prim.abstract_eval_rule
+        if shape_rule is not None:  # the per-example shape rule's error, not one about batched shapes
+            shape_rule(*[a.update(shape=a.shape[:d] + a.shape[d + 1 :]) if d is not None else a
+                   for a, d in zip(avals, dims)], **params)
         new_vals = []
         for v, a, d, r in zip(vals, avals, dims, logical):
             if d is None:
-                new_vals.append(v if r == 0 else vspace().broadcast_batched(v, axis_size, 0))
-            elif r < rank:
-                v0 = moveaxis(v, d, 0)
-                new_vals.append(vspace().broadcast_in_dim(v0, full, (0,)))
-            else:
-                new_vals.append(moveaxis(v, d, 0))
+                new_vals.append(v if r == 0 else vspace().broadcast_in_dim(v, (1,) + a.shape, tuple(range(1, r + 1))))
+                continue
+            v0 = v if d == 0 else moveaxis(v, d, 0)
+            if r < rank:
+                shape = get_aval(v0).shape + (1,) * (rank - r)
+                v0 = vspace().broadcast_in_dim(v0, shape, tuple(range(r + 1)))
+            new_vals.append(v0)
         return prim.bind(*new_vals, **params), 0
 
     batching_rules.register(prim)(rule)

@@ -98,9 +98,9 @@ TangentFn = Callable[..., Any]
 
 
 def sum_tangent_terms(out: Any, terms: Sequence[Any], arity: int = 2) -> Any:
-    """Add per-operand tangent contributions; a rank-0 operand's term is broadcast to the
-    output's shape (elementwise shape rules let rank-0 operands broadcast, so only an
-    operation of several operands can need it)."""
+    """Add per-operand tangent contributions; a term of a broadcast operand (rank 0, or with
+    size-1 dimensions) is broadcast to the output's shape (only an operation of several
+    operands can need it)."""
     if not terms:
         return Zero(get_aval(out))
     acc = terms[0]
@@ -108,8 +108,9 @@ def sum_tangent_terms(out: Any, terms: Sequence[Any], arity: int = 2) -> Any:
         acc = add_tangents(acc, term)
     if arity > 1 and type(acc) is not Zero:
         shape = get_aval(out).shape
-        if get_aval(acc).shape != shape:
-            acc = ad_util.vspace().broadcast_in_dim(acc, shape, ())
+        acc_shape = get_aval(acc).shape
+        if acc_shape != shape:  # rank 0, or size-1 dimensions of the same rank
+            acc = ad_util.vspace().broadcast_in_dim(acc, shape, tuple(range(len(acc_shape))))
     return acc
 
 
