@@ -24,6 +24,7 @@ import numpy as np
 from typing_extensions import TypeGuard
 
 from fcore.backend import runtime
+from fcore.backend.lru import LruCache
 from fcore.backend.lowering import (
     TOKEN_TYPE, LoweringRuleContext, donation_aliases, lower_jaxpr, lowering_rules, ordered_token, tensor_type,
     threads_token,
@@ -123,7 +124,7 @@ def tuple_param_of(eqn: JaxprEqn, name: str, cls: type[T]) -> tuple[T, ...]:
 # =========================================================================================
 # Executables: compile once per jaxpr structure, run on device buffers
 # =========================================================================================
-_compiled: dict[Hashable, runtime.Executable] = {}
+_compiled: LruCache[Hashable, runtime.Executable] = LruCache()
 _compile_lock = threading.Lock()
 
 
@@ -228,7 +229,7 @@ class Launch:
 
 
 #: Const-free launches by jaxpr structure, as ``_compiled`` (what the ``jit_p`` impl runs).
-_launches: dict[Jaxpr, Launch] = {}
+_launches: LruCache[Jaxpr, Launch] = LruCache()
 
 
 def launch_for(
