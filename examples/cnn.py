@@ -87,14 +87,14 @@ def main() -> None:
 
     rng = np.random.default_rng(0)
     train_x, train_y = make_images(n_train, rng)
-    test_x, test_y = make_images(512, rng)
+    test_x, test_y = (fnp.asarray(a) for a in make_images(512, rng))
     params = init_params(fcore.random.key(0))
     velocity = {k: fnp.zeros_like(v) for k, v in params.items()}
     print("parameters:", {k: tuple(v.shape) for k, v in params.items()})
     print(f"step    0  held-out accuracy {float(accuracy(params, test_x, test_y)):.3f}")
     for step in range(1, steps + 1):
         idx = rng.integers(0, n_train, batch)
-        params, velocity, value = train_step(params, velocity, train_x[idx], train_y[idx])
+        params, velocity, value = train_step(params, velocity, fnp.asarray(train_x[idx]), fnp.asarray(train_y[idx]))
         if step % (steps // 4) == 0:
             print(f"step {step:4d}  loss {float(value):.4f}  held-out accuracy {float(accuracy(params, test_x, test_y)):.3f}")
 

@@ -114,20 +114,20 @@ def main() -> None:
         return fnp.argmax(logits(params, seqs[:, :-1], n_layers, n_heads)[:, n:], axis=-1)
 
     def copy_accuracy(params: Params) -> float:
-        seqs = copy_batch(np.random.default_rng(1), 256, n)  # the same held-out sequences each time
+        seqs = fnp.asarray(copy_batch(np.random.default_rng(1), 256, n))  # the same held-out sequences each time
         return float(fnp.mean(predict_copy(params, seqs) == seqs[:, n + 1 :]))
 
     m = tree_util.tree_map(fnp.zeros_like, params)
     v = tree_util.tree_map(fnp.zeros_like, params)
     print(f"chance: loss {math.log(N_SYMBOLS):.3f}, accuracy {1 / N_SYMBOLS:.3f}")
     for step in range(1, steps + 1):
-        params, m, v, value = adam_step(params, m, v, fnp.asarray(step, fnp.float32), copy_batch(rng, batch, n))
+        params, m, v, value = adam_step(params, m, v, fnp.asarray(step, fnp.float32), fnp.asarray(copy_batch(rng, batch, n)))
         if step == 1 or step % (steps // 4) == 0:
             print(f"step {step:4d}  loss {float(value):.3f}  copy accuracy {copy_accuracy(params):.3f}")
 
     seq = copy_batch(np.random.default_rng(2), 1, n)
     print("input :", " ".join(map(str, seq[0, : n + 1])).replace(str(SEP), "|"))
-    print("copied:", " ".join(map(str, np.asarray(predict_copy(params, seq))[0])))
+    print("copied:", " ".join(map(str, np.asarray(predict_copy(params, fnp.asarray(seq)))[0])))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal, cast
+from typing import Any, ParamSpec, Literal, cast
 
 import jax
 import jax.numpy as jnp
@@ -33,6 +33,8 @@ DTYPES: tuple[np.dtype[Any], ...] = tuple(
 #: Plus complex64, for functions defined on complex numbers.
 DTYPES_C: tuple[np.dtype[Any], ...] = (*DTYPES, np.dtype(np.complex64))
 SCALARS: tuple[bool | int | float, ...] = (True, 2, -1.5)
+
+P = ParamSpec("P")
 
 
 @contextlib.contextmanager
@@ -120,7 +122,7 @@ def check_staged(f_fcore: Callable[..., Any], f_jax: Callable[..., Any], *args: 
 
 
 def check(
-    f_fcore: Callable[..., Any],
+    f_fcore: Callable[P, Any],  # a ParamSpec, not ``...``: mypy infers ``check(fcore.grad(lambda v: ...))``
     f_jax: Callable[..., Any],
     *args: Any,
     staged: bool = True,
@@ -131,12 +133,13 @@ def check(
     Both raising counts as agreement only when the caller expects it (use ``check_raises``).
     """
     want = f_jax(*args)
-    got = f_fcore(*args)
+    run: Callable[..., Any] = f_fcore
+    got = run(*args)
     assert_same(got, want, "eager")
     if staged:
         check_staged(f_fcore, f_jax, *args)
     if evaluate_staged:
-        closed = fcore.make_jaxpr(f_fcore)(*args)
+        closed = fcore.make_jaxpr(run)(*args)
         outs = jaxpr_as_fun(closed)(*args)
         flat_want = list(want) if isinstance(want, (tuple, list)) else [want]
         assert_same(list(outs), flat_want, "staged evaluation")

@@ -16,11 +16,7 @@ import pytest
 import fcore.numpy as fnp
 
 #: jax.numpy names fcore.numpy does not have yet, with the reason.
-MISSING: dict[str, str] = {
-    "fft": "pending: linalg/FFT issue (the fcore.numpy.fft module)",
-    "roots": "pending: linalg/FFT issue (companion-matrix eigenvalues need fcore.numpy.linalg.eigvals)",
-    "polyfit": "pending: linalg/FFT issue (least squares needs fcore.numpy.linalg.lstsq)",
-}
+MISSING: dict[str, str] = {}
 
 #: Names jax.numpy had and removed: fcore refuses them the same way.
 REMOVED = ("fix", "row_stack", "trapz", "in1d", "round_", "product")

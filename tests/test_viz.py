@@ -15,6 +15,7 @@ from fcore.core import ClosedJaxpr, Jaxpr, JaxprBuilder, Primitive, parse_jaxpr
 from fcore.ir import dtypes
 from fcore.ir.avals import shaped_array
 from fcore.lax.elementwise import add_p, sin_p
+from fcore.typing import ArrayLike
 from fcore.viz import to_dot
 
 X = np.ones((2, 3), np.float32)
@@ -26,7 +27,7 @@ _EDGE = re.compile(r"^\s*(n\d+) -> (n\d+)")
 def _nested() -> ClosedJaxpr:
     inner = fcore.jit(lambda a: fnp.sin(a) * 2.0)
 
-    def f(x: fcore.Array) -> tuple[fcore.Array, fcore.Array]:
+    def f(x: ArrayLike) -> tuple[fcore.Array, fcore.Array]:
         y = fcore.jit(lambda a: inner(a) + inner(a + 1.0))(x)
         return y, fnp.cos(x) + 1.0
 

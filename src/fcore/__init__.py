@@ -65,6 +65,7 @@ from fcore import dtypes as dtypes
 from fcore.dtypes import float0 as float0
 from fcore import nn as nn
 from fcore import random as random
+from fcore import typing as typing
 from fcore import scipy as scipy
 from fcore import ad_checkpoint as ad_checkpoint
 from fcore.ad_checkpoint import checkpoint_policies as checkpoint_policies

@@ -27,7 +27,7 @@ import functools
 import operator
 import sys
 from collections.abc import Callable, Hashable, Iterable, Sequence, Sized
-from typing import Any, Final, NoReturn, Protocol, Self, TypeVar
+from typing import Any, Final, NoReturn, Protocol, Self, TypeVar, overload
 
 import attrs
 
@@ -79,6 +79,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+L = TypeVar("L")  # a leaf, as ``tree_map``'s function takes and returns it
 _AuxT = TypeVar("_AuxT", bound=Hashable)
 _TypeT = TypeVar("_TypeT", bound=type[Any])
 
@@ -277,6 +278,18 @@ def _map_mismatch(name: str, treedef: PyTreeDef, rest: Sequence[Any]) -> NoRetur
 # ---------------------------------------------------------------------------
 # Mapping and reducing
 # ---------------------------------------------------------------------------
+
+
+@overload  # ``f`` keeps its argument's type (arrays to arrays): the result has the tree's type
+def tree_map(f: Callable[[L], L], tree: T, /, *, is_leaf: Callable[[Any], bool] | None = None) -> T: ...
+
+
+@overload
+def tree_map(f: Callable[[L, L], L], tree: T, other: T, /, *, is_leaf: Callable[[Any], bool] | None = None) -> T: ...
+
+
+@overload
+def tree_map(f: Callable[..., Any], tree: Any, /, *rest: Any, is_leaf: Callable[[Any], bool] | None = None) -> Any: ...
 
 
 def tree_map(f: Callable[..., Any], tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None) -> Any:

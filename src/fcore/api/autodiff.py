@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from fcore.api._diff_args import (
 )
 from fcore.api._float0 import float0, float0_zeros, is_float0
 from fcore.api.staging import fun_name
-from fcore.interpreters.array import ArrayImpl
+from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import get_aval
 from fcore.interpreters.stack import current_trace, trace_scope
 from fcore.interpreters.trace import Trace
@@ -38,6 +38,14 @@ from fcore.transforms import ad_util
 from fcore.transforms.ad_util import Zero, has_tangent
 from fcore.transforms.autodiff import VJP, linearize_flat, vjp_flat
 from fcore.transforms.jvp import JVPTrace, JVPTracer
+
+if TYPE_CHECKING:
+    from fcore.lax._base import ArrayLike
+
+P = ParamSpec("P")
+R = TypeVar("R")
+T = TypeVar("T")  # the differentiated argument, and so its gradient
+A = TypeVar("A")  # auxiliary data
 
 #: jaxlib's C++ flattener, called directly on this hot path (no Python frame in between).
 _flatten = tree_util.default_registry.flatten
@@ -100,6 +108,18 @@ def _with_aux_stripped(fun: Callable[..., Any], aux_box: list[Any]) -> Callable[
     return main
 
 
+@overload
+def jvp(
+    fun: Callable[..., R], primals: Sequence[Any], tangents: Sequence[Any], has_aux: Literal[False] = False
+) -> tuple[R, R]: ...
+
+
+@overload
+def jvp(
+    fun: Callable[..., tuple[R, A]], primals: Sequence[Any], tangents: Sequence[Any], has_aux: Literal[True]
+) -> tuple[R, R, A]: ...
+
+
 def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False) -> Any:
     """Forward mode: ``(fun(*primals), d fun(primals)[tangents][, aux])``."""
     check_callable(fun)
@@ -149,6 +169,16 @@ def _jvp_tangent(p: Any, t: Any) -> Any:
     return t if has_tangent(pa) else Zero(pa)
 
 
+@overload
+def linearize(fun: Callable[..., R], *primals: Any, has_aux: Literal[False] = False) -> tuple[R, Callable[..., R]]: ...
+
+
+@overload
+def linearize(
+    fun: Callable[..., tuple[R, A]], *primals: Any, has_aux: Literal[True]
+) -> tuple[R, Callable[..., R], A]: ...
+
+
 def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """``(fun(*primals), f_jvp[, aux])``: ``f_jvp`` replays only the staged linear part."""
     check_callable(fun)
@@ -179,6 +209,18 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
 
     out = out_tree.unflatten(lin.primals_out)
     return (out, f_jvp, aux_box[0]) if has_aux else (out, f_jvp)
+
+
+@overload
+def vjp(
+    fun: Callable[..., R], *primals: Any, has_aux: Literal[False] = False, reduce_axes: Sequence[Any] = ()
+) -> tuple[R, Callable[[R], tuple[Any, ...]]]: ...
+
+
+@overload
+def vjp(
+    fun: Callable[..., tuple[R, A]], *primals: Any, has_aux: Literal[True], reduce_axes: Sequence[Any] = ()
+) -> tuple[R, Callable[[R], tuple[Any, ...]], A]: ...
 
 
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False, reduce_axes: Sequence[Any] = ()) -> Any:
@@ -245,6 +287,85 @@ def _checked_cotangent(ct: Any, aval: ShapedArray) -> Any:
     )
 
 
+@overload
+def value_and_grad(  # type: ignore[overload-overlap]  # argnums 0 is also an int: the narrower result wins
+    fun: Callable[Concatenate[T, P], ArrayLike],
+    argnums: Literal[0] = 0,
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
+) -> Callable[Concatenate[T, P], tuple[Array, T]]: ...
+
+
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[T, P], tuple[ArrayLike, A]],
+    argnums: Literal[0] = 0,
+    *,
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
+) -> Callable[Concatenate[T, P], tuple[tuple[Array, A], T]]: ...
+
+
+@overload
+def value_and_grad(
+    fun: Callable[P, ArrayLike],
+    argnums: int,
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
+) -> Callable[P, tuple[Array, Any]]: ...
+
+
+@overload
+def value_and_grad(
+    fun: Callable[P, tuple[ArrayLike, A]],
+    argnums: int,
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
+) -> Callable[P, tuple[tuple[Array, A], Any]]: ...
+
+
+@overload
+def value_and_grad(
+    fun: Callable[P, ArrayLike],
+    argnums: Sequence[int],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
+) -> Callable[P, tuple[Array, tuple[Any, ...]]]: ...
+
+
+@overload
+def value_and_grad(
+    fun: Callable[P, tuple[ArrayLike, A]],
+    argnums: Sequence[int],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
+) -> Callable[P, tuple[tuple[Array, A], tuple[Any, ...]]]: ...
+
+
+@overload
+def value_and_grad(
+    fun: Callable[P, Any],
+    argnums: int | Sequence[int] = 0,
+    *,
+    has_aux: bool,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
+) -> Callable[P, Any]: ...
+
+
 def value_and_grad(
     fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
@@ -278,6 +399,85 @@ def value_and_grad(
     return value_and_grad_f
 
 
+@overload
+def grad(  # type: ignore[overload-overlap]  # argnums 0 is also an int: the narrower result wins
+    fun: Callable[Concatenate[T, P], ArrayLike],
+    argnums: Literal[0] = 0,
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
+) -> Callable[Concatenate[T, P], T]: ...
+
+
+@overload
+def grad(
+    fun: Callable[Concatenate[T, P], tuple[ArrayLike, A]],
+    argnums: Literal[0] = 0,
+    *,
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
+) -> Callable[Concatenate[T, P], tuple[T, A]]: ...
+
+
+@overload
+def grad(
+    fun: Callable[P, ArrayLike],
+    argnums: int,
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
+) -> Callable[P, Any]: ...
+
+
+@overload
+def grad(
+    fun: Callable[P, tuple[ArrayLike, A]],
+    argnums: int,
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
+) -> Callable[P, tuple[Any, A]]: ...
+
+
+@overload
+def grad(
+    fun: Callable[P, ArrayLike],
+    argnums: Sequence[int],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
+) -> Callable[P, tuple[Any, ...]]: ...
+
+
+@overload
+def grad(
+    fun: Callable[P, tuple[ArrayLike, A]],
+    argnums: Sequence[int],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
+) -> Callable[P, tuple[tuple[Any, ...], A]]: ...
+
+
+@overload
+def grad(
+    fun: Callable[P, Any],
+    argnums: int | Sequence[int] = 0,
+    *,
+    has_aux: bool,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
+) -> Callable[P, Any]: ...
+
+
 def grad(
     fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
@@ -287,7 +487,7 @@ def grad(
     reduce_axes: Sequence[Any] = (),
 ) -> Callable[..., Any]:
     """The gradient of a scalar ``fun`` with respect to ``args[argnums]`` (``(grad, aux)`` with ``has_aux``)."""
-    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
+    vg = value_and_grad(fun, argnums, has_aux=has_aux, holomorphic=holomorphic, allow_int=allow_int, reduce_axes=reduce_axes)
 
     @functools.wraps(fun)
     def grad_f(*args: Any, **kwargs: Any) -> Any:

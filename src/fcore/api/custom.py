@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
 from fcore import tree_util
 from fcore.api.staging import fun_name, merge_static, normalize_argnums, split_static
@@ -71,6 +71,9 @@ def _resolve_kwargs(
     if passed:
         raise TypeError(f"The following keyword arguments could not be resolved to positions: {', '.join(passed)}")
     return tuple(bound.args)
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def _nondiff_argnums(fun: Callable[..., Any], nums: Sequence[int], names: Sequence[str]) -> tuple[int, ...]:
@@ -163,16 +166,16 @@ def _stage_body(
     return call, consts, out_trees[0]
 
 
-class custom_jvp:  # noqa: N801  (JAX's name)
+class custom_jvp(Generic[P, R]):  # noqa: N801  (JAX's name)
     """``f = custom_jvp(f)``; ``@f.defjvp def f_jvp(primals, tangents): return out, t_out``.
 
     With ``nondiff_argnums`` the rule is called as ``f_jvp(*nondiff_args, primals, tangents)``
     with only the other arguments in ``primals``/``tangents``.
     """
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = (),
+    def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = (),
                  nondiff_argnames: Sequence[str] = ()) -> None:
-        self.fun = fun
+        self.fun: Callable[..., Any] = fun
         self.nondiff_argnums = _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames)
         self.jvp: Callable[..., Any] | None = None
         self.symbolic_zeros = False
@@ -190,7 +193,7 @@ class custom_jvp:  # noqa: N801  (JAX's name)
             raise TypeError("Can't use ``defjvps`` with ``nondiff_argnums``.")
 
         def jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
-            out = self(*primals)
+            out = self._invoke(*primals)
             terms = [fn(t, out, *primals) for fn, t in zip(tangent_fns, tangents) if fn is not None]
             if not terms:
                 from fcore.numpy import zeros_like
@@ -204,7 +207,7 @@ class custom_jvp:  # noqa: N801  (JAX's name)
         jvp.__name__ = f"{fun_name(self.fun)}_jvps"
         self.jvp = jvp
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def _invoke(self, *args: Any, **kwargs: Any) -> Any:
         name = fun_name(self.fun)
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
@@ -215,6 +218,11 @@ class custom_jvp:  # noqa: N801  (JAX's name)
         with set_current_trace(trace):
             return self._call(trace, args)
 
+
+    if TYPE_CHECKING:  # called as ``fun`` is; ``_invoke`` itself, with no extra frame, at runtime
+        def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
+    else:
+        __call__ = _invoke
     def _call(self, trace: Trace, args: tuple[Any, ...]) -> Any:
         if type(trace) is EvalTrace:
             return self.fun(*args)
@@ -313,7 +321,7 @@ class custom_jvp:  # noqa: N801  (JAX's name)
 # =========================================================================================
 # custom_vjp
 # =========================================================================================
-class custom_vjp:  # noqa: N801  (JAX's name)
+class custom_vjp(Generic[P, R]):  # noqa: N801  (JAX's name)
     """``f = custom_vjp(f)``; ``f.defvjp(fwd, bwd)`` with ``fwd(*args) -> (out, res)`` and
     ``bwd(res, ct) -> tuple`` of one cotangent per argument (``None`` for a zero).
 
@@ -321,9 +329,9 @@ class custom_vjp:  # noqa: N801  (JAX's name)
     ``bwd(*nondiff_args, res, ct)`` and returns cotangents for the other arguments only.
     """
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = (),
+    def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = (),
                  nondiff_argnames: Sequence[str] = ()) -> None:
-        self.fun = fun
+        self.fun: Callable[..., Any] = fun
         self.nondiff_argnums = _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
@@ -335,7 +343,7 @@ class custom_vjp:  # noqa: N801  (JAX's name)
             raise NotImplementedError("custom_vjp rules with symbolic_zeros=True are not supported by fcore")
         self.fwd, self.bwd = fwd, bwd
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def _invoke(self, *args: Any, **kwargs: Any) -> Any:
         name = fun_name(self.fun)
         if self.fwd is None or self.bwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
@@ -356,6 +364,11 @@ class custom_vjp:  # noqa: N801  (JAX's name)
         with set_current_trace(trace):
             return self._call(trace, args, nondiff)
 
+
+    if TYPE_CHECKING:  # called as ``fun`` is; ``_invoke`` itself, with no extra frame, at runtime
+        def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
+    else:
+        __call__ = _invoke
     def _call(self, trace: Trace, args: tuple[Any, ...], nondiff: tuple[int, ...]) -> Any:
         if type(trace) is EvalTrace:
             return self.fun(*args)
@@ -472,12 +485,12 @@ class custom_vjp:  # noqa: N801  (JAX's name)
 # checkpoint / remat
 # =========================================================================================
 def checkpoint(
-    fun: Callable[..., Any],
+    fun: Callable[P, R],
     *,
     prevent_cse: bool = True,
     policy: Callable[..., bool] | None = None,
     static_argnums: int | tuple[int, ...] = (),
-) -> Callable[..., Any]:
+) -> Callable[P, R]:
     """``jax.checkpoint``: same values and derivatives, but differentiation saves only the
     inputs (and what ``policy`` allows) and recomputes the rest of the function's values."""
     if isinstance(static_argnums, int):

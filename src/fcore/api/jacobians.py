@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ParamSpec
 
 import numpy as np
 
@@ -33,9 +33,12 @@ from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray
 
 
+P = ParamSpec("P")  # the differentiated function's parameters, which its Jacobian takes
+
+
 def jacfwd(
-    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
-) -> Callable[..., Any]:
+    fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
+) -> Callable[P, Any]:
     """Jacobian by forward mode: ``vmap`` of ``jvp`` over the standard basis of the inputs."""
     check_callable(fun)
     nums = ensure_index(argnums)
@@ -44,7 +47,7 @@ def jacfwd(
     def jacfun(*args: Any, **kwargs: Any) -> Any:
         f_partial, dyn_args = argnums_partial(fun, nums, args, kwargs)
         leaves_checked(functools.partial(check_input_dtype_jacfwd, holomorphic), dyn_args)
-        pushfwd = functools.partial(jvp, f_partial, dyn_args, has_aux=has_aux)
+        pushfwd: Callable[..., Any] = functools.partial(jvp, f_partial, dyn_args, has_aux=has_aux)
         basis = _std_basis(dyn_args)
         if has_aux:
             y, jac, aux = vmap(pushfwd, out_axes=(None, -1, None))(basis)
@@ -59,12 +62,12 @@ def jacfwd(
 
 
 def jacrev(
-    fun: Callable[..., Any],
+    fun: Callable[P, Any],
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
     holomorphic: bool = False,
     allow_int: bool = False,
-) -> Callable[..., Any]:
+) -> Callable[P, Any]:
     """Jacobian by reverse mode: ``vmap`` of the pullback over the standard basis of the outputs."""
     check_callable(fun)
     nums = ensure_index(argnums)
@@ -91,19 +94,19 @@ def jacrev(
 
 
 def jacobian(
-    fun: Callable[..., Any],
+    fun: Callable[P, Any],
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
     holomorphic: bool = False,
     allow_int: bool = False,
-) -> Callable[..., Any]:
+) -> Callable[P, Any]:
     """``jacrev`` (JAX's alias)."""
     return jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic, allow_int=allow_int)
 
 
 def hessian(
-    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
-) -> Callable[..., Any]:
+    fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
+) -> Callable[P, Any]:
     """``jacfwd(jacrev(fun))``."""
     return jacfwd(
         jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic),

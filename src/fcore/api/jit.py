@@ -12,7 +12,7 @@ import inspect
 import types
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Any, NoReturn, overload
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -44,6 +44,10 @@ DeviceBuffer = runtime.DeviceBuffer
 
 #: What a traced function may return as a leaf (anything else is a ``TypeError``).
 _OUTPUT_TYPES = (Array, np.ndarray, np.generic, bool, int, float, complex)
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class _TraceCache:
@@ -78,11 +82,13 @@ def _trace_cache(fun: Callable[..., Any], spec: ArgSpec) -> _TraceCache:
     return cache
 
 
-class Jitted:
-    """A jit-compiled function (see ``fcore.jit``)."""
+class Jitted(Generic[P, R]):
+    """A jit-compiled function (see ``fcore.jit``): called as ``fun`` is, returns what it returns."""
+
+    fun: Callable[P, R]
 
     def __init__(
-        self, fun: Callable[..., Any], spec: ArgSpec, in_shardings: Any = None, out_shardings: Any = None
+        self, fun: Callable[P, R], spec: ArgSpec, in_shardings: Any = None, out_shardings: Any = None
     ) -> None:
         functools.update_wrapper(self, fun, updated=())
         self.fun = fun
@@ -209,7 +215,7 @@ class Jitted:
         return f"{self.name} at {code.co_filename}:{code.co_firstlineno}" if code is not None else self.name
 
     # -- calls ----------------------------------------------------------------------------
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def _dispatch(self, *args: Any, **kwargs: Any) -> Any:
         if jit_disabled():
             return self.fun(*args, **kwargs)  # ``disable_jit``: op by op, as plain Python
         if not kwargs and self._positional:
@@ -241,6 +247,11 @@ class Jitted:
                                 [ArrayImpl(None, w, DeviceBuffer(o, r), av) for o, (w, r, av) in zip(outs, launch.outs)]
                             )
         return self._call(args, kwargs)
+
+    if TYPE_CHECKING:  # called as ``fun`` is; ``_dispatch`` itself, with no extra frame, at runtime
+        def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
+    else:
+        __call__ = _dispatch
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         entry = None
@@ -317,16 +328,22 @@ class Jitted:
             raise ValueError(f"jit of {self.name}: in_shardings has more leaves than the arguments")
         return [_resolve(s) for s in flat] + [None] * (n_flat - len(flat))
 
+    @overload
+    def __get__(self, obj: None, objtype: type | None = None) -> Jitted[P, R]: ...
+
+    @overload  # a bound method: its result is typed, its arguments (``self`` dropped) are not
+    def __get__(self, obj: object, objtype: type | None = None) -> Callable[..., R]: ...
+
     def __get__(self, obj: object, objtype: type | None = None) -> Any:
         """Decorated methods bind ``self`` as their first argument, as functions do."""
         return self if obj is None else types.MethodType(self, obj)
 
     # -- ahead of time --------------------------------------------------------------------
-    def trace(self, *args: Any, **kwargs: Any) -> Traced:
+    def trace(self, *args: P.args, **kwargs: P.kwargs) -> Traced[P, R]:
         entry, _ = self._specialize(args, kwargs)
         return Traced(entry)
 
-    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+    def lower(self, *args: P.args, **kwargs: P.kwargs) -> Lowered[P, R]:
         entry, flat = self._specialize(args, kwargs)
         if self._sharded or _has_sharded(flat) or jaxpr_mesh(entry.hoisted.jaxpr) is not None:
             def make_launch() -> SpmdLaunch:
@@ -337,7 +354,7 @@ class Jitted:
             return SpmdLowered(entry, make_launch)
         return Traced(entry).lower()
 
-    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+    def eval_shape(self, *args: P.args, **kwargs: P.kwargs) -> Any:
         """The results' shapes and dtypes (``ShapeDtypeStruct``s), without running anything."""
         entry, _ = self._specialize(args, kwargs)
         structs = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in entry.out_avals]
@@ -354,7 +371,7 @@ class Jitted:
 
 @overload
 def jit(
-    fun: Callable[..., Any],
+    fun: Callable[P, R],
     /,
     static_argnums: int | Sequence[int] | None = None,
     donate_argnums: int | Sequence[int] | None = None,
@@ -365,7 +382,7 @@ def jit(
     inline: bool = False,
     in_shardings: Any = None,
     out_shardings: Any = None,
-) -> Jitted: ...
+) -> Jitted[P, R]: ...
 
 
 @overload
@@ -381,11 +398,11 @@ def jit(
     inline: bool = False,
     in_shardings: Any = None,
     out_shardings: Any = None,
-) -> Callable[[Callable[..., Any]], Jitted]: ...
+) -> Callable[[Callable[P, R]], Jitted[P, R]]: ...
 
 
 def jit(
-    fun: Callable[..., Any] | None = None,
+    fun: Callable[P, R] | None = None,
     /,
     static_argnums: int | Sequence[int] | None = None,
     donate_argnums: int | Sequence[int] | None = None,
@@ -396,7 +413,7 @@ def jit(
     inline: bool = False,
     in_shardings: Any = None,
     out_shardings: Any = None,
-) -> Jitted | Callable[[Callable[..., Any]], Jitted]:
+) -> Jitted[P, R] | Callable[[Callable[P, R]], Jitted[P, R]]:
     """Compile ``fun`` with XLA; re-traced only for new argument types or static values.
 
     Static arguments (``static_argnums`` / ``static_argnames``, each completed from the
@@ -407,11 +424,14 @@ def jit(
     XLA's SPMD partitioner (``fcore.sharding``). Without ``fun``, returns a decorator.
     """
     if fun is None:
-        return functools.partial(
-            jit, static_argnums=static_argnums, donate_argnums=donate_argnums, static_argnames=static_argnames,
-            donate_argnames=donate_argnames, keep_unused=keep_unused, inline=inline, in_shardings=in_shardings,
-            out_shardings=out_shardings,
-        )
+        def decorator(f: Callable[P, R]) -> Jitted[P, R]:
+            return jit(
+                f, static_argnums=static_argnums, donate_argnums=donate_argnums, static_argnames=static_argnames,
+                donate_argnames=donate_argnames, keep_unused=keep_unused, inline=inline, in_shardings=in_shardings,
+                out_shardings=out_shardings,
+            )
+
+        return decorator
     _check_callable(fun)
     spec = resolve_argnums(signature_of(fun), static_argnums, static_argnames, donate_argnums, donate_argnames)
     return Jitted(fun, spec, in_shardings, out_shardings)

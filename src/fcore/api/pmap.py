@@ -41,7 +41,7 @@ def pmap(
     statics = (static_broadcasted_argnums,) if isinstance(static_broadcasted_argnums, int) else tuple(
         static_broadcasted_argnums)
     name = axis_name if axis_name is not None else _AXIS
-    cache: dict[Any, Jitted] = {}
+    cache: dict[Any, Jitted[..., Any]] = {}
 
     @functools.wraps(f)
     def mapped(*args: Any) -> Any:
@@ -87,7 +87,7 @@ def _out_spec(d: Any, name: str) -> PartitionSpec:
 def _build(
     f: Callable[..., Any], name: str, n: int, devs: Sequence[Any], in_axes: Any, out_axes: Any,
     statics: tuple[int, ...], static_vals: tuple[tuple[int, Any], ...],
-) -> Jitted:
+) -> Jitted[..., Any]:
     mesh = Mesh(np.asarray(devs, dtype=object), (name,))
     out_specs = tree_util.tree_map(lambda d: _out_spec(d, name), out_axes, is_leaf=lambda x: x is None)
 

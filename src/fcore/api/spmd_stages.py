@@ -4,7 +4,7 @@ program, ``Compiled`` runs the SPMD executable (``fcore.api.spmd``)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from fcore import tree_util
 from fcore.api.spmd import SpmdLaunch
@@ -14,8 +14,11 @@ from fcore.interpreters.trace import Tracer
 
 __all__ = ["SpmdCompiled", "SpmdLowered"]
 
+P = ParamSpec("P")
+R = TypeVar("R")
 
-class SpmdLowered(Lowered):
+
+class SpmdLowered(Lowered[P, R]):
     """``Lowered`` of a program over a mesh (its text carries the ``sdy`` annotations)."""
 
     __slots__ = ("_make_launch",)
@@ -27,14 +30,14 @@ class SpmdLowered(Lowered):
     def as_text(self) -> str:
         return self._make_launch().text
 
-    def compile(self) -> SpmdCompiled:
+    def compile(self) -> SpmdCompiled[P, R]:
         return SpmdCompiled(self._spec, self._make_launch())
 
     def cost_analysis(self) -> dict[str, float]:
         return self._make_launch().exe.cost_analysis()
 
 
-class SpmdCompiled(Compiled):
+class SpmdCompiled(Compiled[P, R]):
     """``Compiled`` of a program over a mesh: call it with arguments of the compiled types."""
 
     __slots__ = ("_spmd",)

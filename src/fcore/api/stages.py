@@ -9,7 +9,7 @@ dtypes it was compiled for (``TypeError`` otherwise) and never re-traces.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
 import attrs
 
@@ -140,7 +140,11 @@ class _Stage:
         return tree_util.tree_unflatten(self._spec.out_tree, self._spec.with_float0(structs, _float0_struct))
 
 
-class Traced(_Stage):
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class Traced(_Stage, Generic[P, R]):
     """The staged jaxpr of a specialization; ``.lower()`` continues."""
 
     __slots__ = ()
@@ -162,14 +166,14 @@ class Traced(_Stage):
     def out_info(self) -> Any:
         return self._out_structs(weak=True)
 
-    def lower(self) -> Lowered:
+    def lower(self) -> Lowered[P, R]:
         return Lowered(self._spec)
 
     def __repr__(self) -> str:
         return f"Traced(jit({self._spec.name}))"
 
 
-class Lowered(_Stage):
+class Lowered(_Stage, Generic[P, R]):
     """The StableHLO module of a specialization; ``.compile()`` continues."""
 
     __slots__ = ()
@@ -178,7 +182,7 @@ class Lowered(_Stage):
         """The StableHLO module (text) that XLA compiles."""
         return lower_jaxpr(self._spec.hoisted, self._spec.name, self._spec.aliases())
 
-    def compile(self) -> Compiled:
+    def compile(self) -> Compiled[P, R]:
         return Compiled(self._spec, self._spec.get_launch())
 
     def compiler_ir(self, dialect: str | None = None) -> MlirModule:
@@ -195,7 +199,7 @@ class Lowered(_Stage):
         return f"Lowered(jit({self._spec.name}))"
 
 
-class Compiled(_Stage):
+class Compiled(_Stage, Generic[P, R]):
     """A compiled specialization: call it with arguments of the types it was compiled for."""
 
     __slots__ = ("_launch",)
@@ -218,7 +222,8 @@ class Compiled(_Stage):
     def runtime_executable(self) -> runtime.Executable:
         return self._launch.executable
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> R:
+        """Typed by the result only: arguments that were static at ``lower`` are not passed again."""
         spec = self._spec
         flat, in_tree = tree_util.tree_flatten((args, kwargs))
         if in_tree != spec.in_tree:
@@ -233,7 +238,8 @@ class Compiled(_Stage):
                     f"signature. Detected argument of Tracer type {type(x).__name__}."
                 )
         _check_argument_types(spec, [abstractify(x) for x in flat])
-        return spec.results(self._launch(flat))
+        out: R = spec.results(self._launch(flat))
+        return out
 
     def __repr__(self) -> str:
         return f"Compiled(jit({self._spec.name}))"

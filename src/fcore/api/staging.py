@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, ParamSpec, Literal, TypeVar, overload
 
 import attrs
 import numpy as np
@@ -18,6 +18,8 @@ from fcore.interpreters.trace import Tracer
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr
+
+P = ParamSpec("P")
 
 
 @attrs.frozen(slots=True, init=False, repr=False)
@@ -61,6 +63,8 @@ class ShapeDtypeStruct:
 
 def abstractify(x: object) -> ShapedArray:
     """The aval a traced function sees for argument ``x``."""
+    if type(x) is ArrayImpl:  # the common case first: jit's dispatch calls this per argument
+        return x.aval
     if isinstance(x, Tracer):
         return x.aval
     if isinstance(x, ShapeDtypeStruct):
@@ -106,14 +110,14 @@ def merge_static(dyn: Sequence[Any], static: dict[int, Any]) -> list[Any]:
 
 @overload
 def make_jaxpr(
-    fun: Callable[..., Any], static_argnums: int | Sequence[int] = (), *, return_shape: Literal[False] = False
-) -> Callable[..., ClosedJaxpr]: ...
+    fun: Callable[P, Any], static_argnums: int | Sequence[int] = (), *, return_shape: Literal[False] = False
+) -> Callable[P, ClosedJaxpr]: ...
 
 
 @overload
 def make_jaxpr(
-    fun: Callable[..., Any], static_argnums: int | Sequence[int] = (), *, return_shape: Literal[True]
-) -> Callable[..., tuple[ClosedJaxpr, Any]]: ...
+    fun: Callable[P, Any], static_argnums: int | Sequence[int] = (), *, return_shape: Literal[True]
+) -> Callable[P, tuple[ClosedJaxpr, Any]]: ...
 
 
 def make_jaxpr(

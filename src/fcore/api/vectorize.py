@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -70,14 +70,18 @@ def _check_output(x: Any) -> None:
         raise TypeError(f"Output from batched function {x!r} with type {type(x)} is not a valid JAX type") from None
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
 def vmap(
-    fun: Callable[..., Any],
+    fun: Callable[P, R],
     in_axes: Any = 0,
     out_axes: Any = 0,
     axis_name: Any = None,
     axis_size: int | None = None,
     spmd_axis_name: Any = None,
-) -> Callable[..., Any]:
+) -> Callable[P, R]:
     """Vectorize ``fun``; ``in_axes``/``out_axes`` are pytree prefixes of ints or ``None``.
 
     ``axis_name`` names the mapped axis for the collectives of ``fcore.lax`` (``psum``,

@@ -153,3 +153,5 @@ from fcore.lax.windowed_reductions import (
     reduce_window_shape_tuple as reduce_window_shape_tuple, reduce_window_sum_p as reduce_window_sum_p,
     select_and_gather_add_p as select_and_gather_add_p, select_and_scatter_add_p as select_and_scatter_add_p,
 )
+from fcore.lax.fft import FftType as FftType, fft as fft, fft_p as fft_p
+from fcore.lax import linalg as linalg

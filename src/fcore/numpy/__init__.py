@@ -14,6 +14,7 @@ import numpy as _np
 from fcore.interpreters.array import Array as _Array
 
 from fcore.numpy._dtypes import (
+    ScalarMeta as ScalarMeta,
     bool_ as bool_,
     int8 as int8,
     int16 as int16,
@@ -466,6 +467,8 @@ from numpy import (
 )
 from numpy.exceptions import ComplexWarning as ComplexWarning
 from fcore.numpy import linalg as linalg
+from fcore.numpy import fft as fft
+from fcore.numpy.polynomial_linalg import polyfit as polyfit, roots as roots
 from fcore.numpy import _methods
 
 # Aliases (assignments, so that type checkers see them exported too).

@@ -30,7 +30,7 @@ floating = np.floating
 complexfloating = np.complexfloating
 
 
-class _ScalarMeta(type):
+class ScalarMeta(type):
     """Metaclass of the scalar types: calling the class builds an fcore array."""
 
     dtype: DType
@@ -47,14 +47,14 @@ class _ScalarMeta(type):
         return f"<class 'fcore.numpy.{cls.__name__}'>"
 
 
-class ScalarType(metaclass=_ScalarMeta):
+class ScalarType(metaclass=ScalarMeta):
     """Base of ``fnp.float32`` and friends (never instantiated: calling returns an Array)."""
 
     dtype: DType = np.dtype(np.float32)
 
 
-def _scalar_type(name: str, dt: DType) -> _ScalarMeta:
-    return _ScalarMeta(name, (ScalarType,), {"dtype": dt, "__module__": "fcore.numpy"})
+def _scalar_type(name: str, dt: DType) -> ScalarMeta:
+    return ScalarMeta(name, (ScalarType,), {"dtype": dt, "__module__": "fcore.numpy"})
 
 
 bool_ = _scalar_type("bool_", dtypes.bool_)
@@ -106,7 +106,7 @@ def to_dtype(x: Any) -> DType:
         if not dtypes.is_supported(x):
             raise TypeError(f"dtype {x!r} is not supported by fcore")
         return x
-    if isinstance(x, _ScalarMeta):
+    if isinstance(x, ScalarMeta):
         return x.dtype
     inner = getattr(x, "dtype", None)
     if isinstance(inner, np.dtype) and not (isinstance(x, type) and issubclass(x, np.generic)):
@@ -131,7 +131,7 @@ def canonical_dtype(x: Any) -> DType:
 def dtype(x: Any, align: bool = False) -> DType:
     """``jnp.dtype`` (which is ``np.dtype``): a dtype specifier as a dtype, not canonicalized
     (``fnp.dtype(float)`` is float64 in either mode); fnp's scalar types are accepted."""
-    if isinstance(x, _ScalarMeta):
+    if isinstance(x, ScalarMeta):
         return x.dtype
     out: DType = np.dtype(x)
     if not dtypes.is_supported(out):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from fcore.numpy._promotion import (
     operand,
     to_inexact,
 )
+
+if TYPE_CHECKING:
+    from fcore.typing import DTypeLike, Shape as ShapeLike
 
 _canon = dtypes.canonicalize_dtype
 
@@ -76,12 +79,12 @@ def _stack_nested(obj: object, dt: DType) -> Array:
     return convert(obj, dt, False)
 
 
-def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None) -> Array:
+def asarray(a: Any, dtype: DTypeLike | None = None, order: str | None = None, *, copy: bool | None = None) -> Array:
     """Convert to an fcore array (``jnp.asarray``): see the module docstring for the dtypes."""
     return array(a, dtype=dtype, copy=copy if copy else False, order=order)
 
 
-def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None = "K", ndmin: int = 0) -> Array:  # noqa: A002  # NumPy's name
+def array(object: Any, dtype: DTypeLike | None = None, copy: bool = True, order: str | None = "K", ndmin: int = 0) -> Array:  # noqa: A002  # NumPy's name
     """Create an fcore array from an array-like (nested lists included)."""
     dt: DType | None = None if dtype is None else canonical_dtype(dtype)
     out: Array
@@ -137,24 +140,24 @@ def _fill(shape: Shape, value: ArrayLike, dt: DType, weak: bool) -> Array:
     return broadcast_to(v, shape)
 
 
-def zeros(shape: Any, dtype: Any = None) -> Array:
+def zeros(shape: ShapeLike, dtype: DTypeLike | None = None) -> Array:
     """An array of zeros (default dtype: the default float)."""
     dt = _canon(dtypes.float64) if dtype is None else canonical_dtype(dtype)
     return _fill(_shape(shape), 0, dt, False)
 
 
-def ones(shape: Any, dtype: Any = None) -> Array:
+def ones(shape: ShapeLike, dtype: DTypeLike | None = None) -> Array:
     """An array of ones (default dtype: the default float)."""
     dt = _canon(dtypes.float64) if dtype is None else canonical_dtype(dtype)
     return _fill(_shape(shape), 1, dt, False)
 
 
-def empty(shape: Any, dtype: Any = None) -> Array:
+def empty(shape: ShapeLike, dtype: DTypeLike | None = None) -> Array:
     """Like ``zeros`` (fcore arrays are immutable, so "uninitialized" is zeros)."""
     return zeros(shape, dtype)
 
 
-def full(shape: Any, fill_value: ArrayLike, dtype: Any = None) -> Array:
+def full(shape: ShapeLike, fill_value: ArrayLike, dtype: DTypeLike | None = None) -> Array:
     """An array filled with ``fill_value`` (weakly typed for a Python scalar and no dtype)."""
     shp = _shape(shape)
     if dtype is None:
@@ -176,24 +179,24 @@ def _like(a: ArrayLike, dtype: Any, shape: Any) -> tuple[Shape, DType, bool]:
     return shp, canonical_dtype(dtype), False
 
 
-def zeros_like(a: ArrayLike, dtype: Any = None, shape: Any = None) -> Array:
+def zeros_like(a: ArrayLike, dtype: DTypeLike | None = None, shape: ShapeLike | None = None) -> Array:
     """Zeros with the shape and dtype (and weak type) of ``a``."""
     shp, dt, weak = _like(a, dtype, shape)
     return _fill(shp, 0, dt, weak)
 
 
-def ones_like(a: ArrayLike, dtype: Any = None, shape: Any = None) -> Array:
+def ones_like(a: ArrayLike, dtype: DTypeLike | None = None, shape: ShapeLike | None = None) -> Array:
     """Ones with the shape and dtype (and weak type) of ``a``."""
     shp, dt, weak = _like(a, dtype, shape)
     return _fill(shp, 1, dt, weak)
 
 
-def empty_like(prototype: ArrayLike, dtype: Any = None, shape: Any = None) -> Array:
+def empty_like(prototype: ArrayLike, dtype: DTypeLike | None = None, shape: ShapeLike | None = None) -> Array:
     """Zeros shaped like ``prototype`` (fcore arrays are never uninitialized)."""
     return zeros_like(prototype, dtype, shape)
 
 
-def full_like(a: ArrayLike, fill_value: ArrayLike, dtype: Any = None, shape: Any = None) -> Array:
+def full_like(a: ArrayLike, fill_value: ArrayLike, dtype: DTypeLike | None = None, shape: ShapeLike | None = None) -> Array:
     """``fill_value`` with the shape and dtype (and weak type) of ``a``."""
     shp, dt, weak = _like(a, dtype, shape)
     if isinstance(fill_value, (Array, np.ndarray)) and fill_value.ndim:
@@ -214,7 +217,7 @@ def _static_scalar(x: Any, name: str) -> Any:
     return x
 
 
-def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Array:
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: DTypeLike | None = None) -> Array:
     """Evenly spaced values in ``[start, stop)`` (static bounds), with ``jnp``'s dtype rules."""
     start_name = "stop" if stop is None and step is None else "start"
     start = _static_scalar(start, start_name)
@@ -249,7 +252,7 @@ def linspace(
     num: int = 50,
     endpoint: bool = True,
     retstep: bool = False,
-    dtype: Any = None,
+    dtype: DTypeLike | None = None,
     axis: int = 0,
 ) -> Any:
     """``num`` evenly spaced values from ``start`` to ``stop`` (``jnp.linspace``)."""
@@ -304,7 +307,7 @@ def linspace(
     return (result, delta) if retstep else result
 
 
-def logspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = True, base: float = 10.0, dtype: Any = None, axis: int = 0) -> Array:
+def logspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = True, base: float = 10.0, dtype: DTypeLike | None = None, axis: int = 0) -> Array:
     from fcore.numpy.ufuncs_binary import power
 
     lin = linspace(start, stop, num, endpoint=endpoint, axis=axis)
@@ -312,7 +315,7 @@ def logspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = 
     return out if dtype is None else convert(out, canonical_dtype(dtype))
 
 
-def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Array:
+def eye(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike | None = None) -> Array:
     """A 2-D array with ones on the ``k``-th diagonal."""
     dt = _canon(dtypes.float64) if dtype is None else canonical_dtype(dtype)
     n = operator.index(N)
@@ -324,12 +327,12 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Array:
     return lax.convert_element_type(lax.eq(lax.add(i, convert(operator.index(k), dtypes.int32, True)), j), dt)
 
 
-def identity(n: int, dtype: Any = None) -> Array:
+def identity(n: int, dtype: DTypeLike | None = None) -> Array:
     """The ``n x n`` identity matrix."""
     return eye(n, dtype=dtype)
 
 
-def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Array:
+def tri(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike | None = None) -> Array:
     """Ones at and below the ``k``-th diagonal."""
     dt = _canon(dtypes.float64) if dtype is None else canonical_dtype(dtype)
     n = operator.index(N)
@@ -403,7 +406,7 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
     return lax.reduce_or(picked, (axis,)) if dtypes.is_bool(x.dtype) else lax.reduce_sum(picked, (axis,))
 
 
-def trace(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Array:
+def trace(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: DTypeLike | None = None) -> Array:
     """Sum along the diagonal."""
     from fcore.numpy.reductions import sum as _sum
 
@@ -440,7 +443,7 @@ def copy(a: ArrayLike, order: str | None = None) -> Array:
     return array(a, copy=True)
 
 
-def astype(x: ArrayLike, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Array:
+def astype(x: ArrayLike, dtype: DTypeLike | None, /, *, copy: bool = False, device: Any = None) -> Array:
     """``x`` converted to ``dtype`` (the default float dtype when ``dtype`` is None)."""
     arr = _asarray(x, "astype")
     dt = dtypes.canonicalize_dtype(dtypes.float64) if dtype is None else canonical_dtype(dtype)
@@ -450,7 +453,7 @@ def astype(x: ArrayLike, dtype: Any, /, *, copy: bool = False, device: Any = Non
 
 
 
-def fromfunction(function: Callable[..., Array], shape: Any, *, dtype: Any = float, **kwargs: Any) -> Array:
+def fromfunction(function: Callable[..., Array], shape: ShapeLike, *, dtype: DTypeLike = float, **kwargs: Any) -> Array:
     """``function`` evaluated on the index grid of ``shape`` (one ``vmap`` per axis, so it is
     traced once on scalar indices of ``dtype``)."""
     from fcore.api.vectorize import vmap

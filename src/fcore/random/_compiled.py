@@ -22,7 +22,7 @@ from fcore.ir import dtypes
 
 __all__ = ["specialize", "operand"]
 
-_specialized: dict[tuple[Callable[..., Any], tuple[Hashable, ...]], Jitted] = {}
+_specialized: dict[tuple[Callable[..., Any], tuple[Hashable, ...]], Jitted[..., Any]] = {}
 _scalars: dict[tuple[type, float, float, bool], ArrayImpl] = {}
 _lock = threading.Lock()
 _MAX_SCALARS = 1024

@@ -1,5 +1,5 @@
-"""Samplers of vectors and matrices: ``multivariate_normal`` (a Cholesky factor of the
-covariance times standard normals) and ``orthogonal`` (Haar-distributed orthogonal
+"""Samplers of vectors and matrices: ``multivariate_normal`` (a Cholesky, eigh or SVD factor
+of the covariance times standard normals) and ``orthogonal`` (Haar-distributed orthogonal
 matrices, the Q of a QR factorization of a normal matrix with R's diagonal made positive)."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import operator
 from typing import Any
 
 from fcore import numpy as fnp
+from fcore.numpy import linalg as fnp_linalg
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
@@ -17,7 +18,6 @@ from fcore.random._continuous import normal_floats
 from fcore.random._compiled import operand, specialize
 from fcore.random._key_ops import KeyArrayLike
 from fcore.random._keys import check_prng_key
-from fcore.random._linalg import cholesky, householder_qr
 
 __all__ = ["multivariate_normal", "orthogonal"]
 
@@ -36,12 +36,14 @@ def _multivariate_normal(key: Array, mean: Array, cov: Array, shape: Shape | Non
         shape = broadcast_shapes(tuple(mean.shape[:-1]), tuple(cov.shape[:-2]))
     else:
         check_shape("normal", shape, tuple(mean.shape[:-1]), tuple(cov.shape[:-2]))
-    if method != "cholesky":
-        raise NotImplementedError(
-            f"multivariate_normal(method={method!r}) needs an eigen or singular value decomposition, which fcore "
-            "does not have yet (no fcore.lax.linalg); use method='cholesky'."
-        )
-    factor = cholesky(cov)
+    if method == "svd":
+        u, s, _ = fnp_linalg.svd(cov)
+        factor = u * fnp.sqrt(s[..., None, :])
+    elif method == "eigh":
+        w, v = fnp_linalg.eigh(cov)
+        factor = v * fnp.sqrt(w[..., None, :])
+    else:
+        factor = fnp_linalg.cholesky(cov)
     samples = normal_floats(key, (*shape, n), dtype)
     return mean + fnp.einsum("...ij,...j->...i", factor, samples)
 
@@ -66,8 +68,8 @@ def multivariate_normal(key: KeyArrayLike, mean: Any, cov: Any, shape: Any = Non
 
 def _orthogonal(key: Array, n: int, m: int, shape: Shape, dtype: DType) -> Array:
     z = normal_floats(key, (*shape, max(n, m), min(n, m)), dtype)
-    q, d = householder_qr(z)
-    x = q * fnp.expand_dims(fnp.sign(d), -2)
+    q, r = fnp_linalg.qr(z)
+    x = q * fnp.expand_dims(fnp.sign(fnp_linalg.diagonal(r)), -2)
     return fnp.swapaxes(x, -1, -2) if n < m else x
 
 

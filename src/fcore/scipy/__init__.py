@@ -1,4 +1,5 @@
-"""``fcore.scipy``: the corner of ``jax.scipy`` fcore provides (``special``, ``stats``)."""
+"""``fcore.scipy``: the corner of ``jax.scipy`` fcore provides (``special``, ``stats``, ``linalg``)."""
 
+from fcore.scipy import linalg as linalg
 from fcore.scipy import special as special
 from fcore.scipy import stats as stats

@@ -10,10 +10,11 @@ shared by all branches (docs/guide.md, "Control flow").
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast, overload
 
 import attrs
 import numpy as np
+from typing_extensions import TypeVarTuple, Unpack
 
 from fcore import tree_util
 from fcore.backend.lowering import (
@@ -309,7 +310,11 @@ def _trace_branches(
     return branches, ops, tree0
 
 
-def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any) -> Any:
+R = TypeVar("R")  # the branches' result
+Ts = TypeVarTuple("Ts")  # the operands, as the branches take them
+
+
+def cond(pred: Any, true_fun: Callable[[Unpack[Ts]], R], false_fun: Callable[[Unpack[Ts]], R], *operands: Unpack[Ts]) -> R:
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, staged as ``cond``.
 
     As in JAX the predicate may be a bool or integer scalar (non-zero is true), both
@@ -334,10 +339,18 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     branches, ops, out_tree = _trace_branches(
         [false_fun, true_fun], ["false_fun", "true_fun"], "true_fun and false_fun output", operands
     )
-    return tree_util.tree_unflatten(out_tree, _bind_cond(index, branches, ops))
+    return cast(R, tree_util.tree_unflatten(out_tree, _bind_cond(index, branches, ops)))
 
 
-def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+@overload
+def switch(index: Any, branches: Sequence[Callable[[Unpack[Ts]], R]], *operands: Unpack[Ts]) -> R: ...
+
+
+@overload  # branches mypy cannot join into one callable type (a function and a ``custom_jvp``)
+def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any: ...
+
+
+def switch(index: Any, branches: Sequence[Callable[[Unpack[Ts]], R]] | Sequence[Callable[..., Any]], *operands: Unpack[Ts]) -> Any:
     """``branches[clamp(0, index, len(branches) - 1)](*operands)``, staged as ``cond``."""
     funs = tuple(branches)
     if not funs:

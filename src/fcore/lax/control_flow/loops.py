@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
-from typing import Any, SupportsInt, cast
+from typing import Any, SupportsInt, TypeVar, cast, overload
 
 import attrs
 import numpy as np
@@ -389,6 +389,20 @@ def _bind_while(cond_j: ClosedJaxpr, body_j: ClosedJaxpr, cc: Sequence[ArrayLike
     cond_h, cond_consts = hoist_consts(cond_j)
     body_h, body_consts = hoist_consts(body_j)
     return _bind_while_hoisted([*cond_consts, *cc], [*body_consts, *bc], carry, cond_h, body_h)
+
+
+T = TypeVar("T")  # a loop's carry
+C = TypeVar("C")  # scan's carry
+X = TypeVar("X")  # scan's xs (one slice of them per step)
+Y = TypeVar("Y")  # scan's ys (one slice of them per step)
+
+
+@overload
+def while_loop(cond_fun: Callable[[T], ArrayLike], body_fun: Callable[[T], T], init_val: T) -> T: ...
+
+
+@overload  # an initial value of Python or NumPy values, which the loop turns into arrays
+def while_loop(cond_fun: Callable[[T], ArrayLike], body_fun: Callable[[T], T], init_val: object) -> T: ...
 
 
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any) -> Any:
@@ -828,6 +842,51 @@ def _bind_scan(operands: Sequence[ArrayLike], *, jaxpr: ClosedJaxpr, length: int
     return outs
 
 
+@overload
+def scan(
+    f: Callable[[C, X], tuple[C, Y]],
+    init: C,
+    xs: X,
+    length: int | None = None,
+    reverse: bool = False,
+    unroll: int | bool = 1,
+) -> tuple[C, Y]: ...
+
+
+@overload
+def scan(
+    f: Callable[[C, None], tuple[C, Y]],
+    init: C,
+    xs: None = None,
+    length: int | None = None,
+    reverse: bool = False,
+    unroll: int | bool = 1,
+) -> tuple[C, Y]: ...
+
+
+# The carry's initial value may be Python or NumPy values that become the arrays ``f`` returns.
+@overload
+def scan(
+    f: Callable[[C, X], tuple[C, Y]],
+    init: object,
+    xs: X,
+    length: int | None = None,
+    reverse: bool = False,
+    unroll: int | bool = 1,
+) -> tuple[C, Y]: ...
+
+
+@overload
+def scan(
+    f: Callable[[C, None], tuple[C, Y]],
+    init: object,
+    xs: None = None,
+    length: int | None = None,
+    reverse: bool = False,
+    unroll: int | bool = 1,
+) -> tuple[C, Y]: ...
+
+
 def scan(
     f: Callable[[Any, Any], tuple[Any, Any]],
     init: Any,
@@ -895,6 +954,16 @@ def scan(
 # =========================================================================================
 # fori_loop: a scan or a while
 # =========================================================================================
+@overload
+def fori_loop(lower: ArrayLike, upper: ArrayLike, body_fun: Callable[[Array, T], T], init_val: T,
+              *, unroll: int | bool | None = None) -> T: ...
+
+
+@overload  # an initial value of Python or NumPy values, which the loop turns into arrays
+def fori_loop(lower: ArrayLike, upper: ArrayLike, body_fun: Callable[[Array, T], T], init_val: object,
+              *, unroll: int | bool | None = None) -> T: ...
+
+
 def fori_loop(lower: ArrayLike, upper: ArrayLike, body_fun: Callable[[Any, Any], Any], init_val: Any,
               *, unroll: int | bool | None = None) -> Any:
     """``for i in range(lower, upper): val = body_fun(i, val)``.

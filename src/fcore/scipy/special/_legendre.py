@@ -176,5 +176,5 @@ def sph_harm_y(n: ArrayLike, m: ArrayLike, theta: ArrayLike, phi: ArrayLike, dif
         theta = fnp.array([theta])
     if n_max is None:
         n_max = int(np.max(np.asarray(n)))
-    out: Array = _sph_harm_jit(n, m, theta, phi, int(n_max))
+    out: Array = _sph_harm_jit(fnp.asarray(n), fnp.asarray(m), fnp.asarray(theta), fnp.asarray(phi), int(n_max))
     return out

@@ -17,7 +17,7 @@ from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.lax import ArrayLike
 from fcore.scipy import special
-from fcore.scipy._cholesky import cho_solve, cholesky, spd_inverse
+from fcore.scipy import linalg
 from fcore.scipy._util import promote_dtypes_inexact
 from fcore.tree_util import register_pytree_node_class
 
@@ -79,7 +79,7 @@ class gaussian_kde:
         else:
             raise ValueError("`bw_method` should be 'scott', 'silverman', a scalar, or a callable.")
         data_covariance = fnp.atleast_2d(fnp.cov(data, rowvar=True, bias=False, aweights=w))
-        data_inv_cov = spd_inverse(data_covariance)
+        data_inv_cov = fnp.linalg.inv(data_covariance)
         self._setattr("covariance", data_covariance * factor ** 2)
         self._setattr("inv_cov", data_inv_cov / factor ** 2)
 
@@ -123,8 +123,8 @@ class gaussian_kde:
             raise ValueError(f"mean does not have dimension {self.d}")
         if cov_.shape != (self.d, self.d):
             raise ValueError(f"covariance does not have dimension {self.d}")
-        chol = cholesky(self.covariance + cov_)
-        norm = 1.0 / (fnp.sqrt(2 * np.pi) ** self.d * fnp.prod(fnp.diag(chol)))
+        chol = linalg.cho_factor(self.covariance + cov_)
+        norm = 1.0 / (fnp.sqrt(2 * np.pi) ** self.d * fnp.prod(fnp.diag(chol[0])))
         return _gaussian_kernel_convolve(chol, norm, self.dataset, self.weights, mean_)
 
     def integrate_box_1d(self, low: ArrayLike, high: ArrayLike) -> Array:
@@ -140,8 +140,8 @@ class gaussian_kde:
         """The integral of the product of two estimates."""
         if other.d != self.d:
             raise ValueError("KDEs are not the same dimensionality")
-        chol = cholesky(self.covariance + other.covariance)
-        norm = 1.0 / (fnp.sqrt(2 * np.pi) ** self.d * fnp.prod(fnp.diag(chol)))
+        chol = linalg.cho_factor(self.covariance + other.covariance)
+        norm = 1.0 / (fnp.sqrt(2 * np.pi) ** self.d * fnp.prod(fnp.diag(chol[0])))
         sm, lg = (self, other) if self.n < other.n else (other, self)
         result = vmap(partial(_gaussian_kernel_convolve, chol, norm, lg.dataset, lg.weights), in_axes=1)(sm.dataset)
         return fnp.sum(result * sm.weights)
@@ -199,9 +199,9 @@ def _integrate_box_1d_impl(kde: gaussian_kde, low: ArrayLike, high: ArrayLike) -
 _integrate_box_1d = jit(_integrate_box_1d_impl)
 
 
-def _gaussian_kernel_convolve(chol: Array, norm: Array, target: Array, weights: Array, mean: Array) -> Array:
+def _gaussian_kernel_convolve(chol: tuple[Array, bool], norm: Array, target: Array, weights: Array, mean: Array) -> Array:
     diff = target - mean[:, None]
-    alpha = cho_solve(chol, diff)
+    alpha = linalg.cho_solve(chol, diff)
     arg = 0.5 * fnp.sum(diff * alpha, axis=0)
     return norm * fnp.sum(fnp.exp(-arg) * weights)
 
@@ -213,7 +213,7 @@ def _gaussian_kernel_eval_impl(in_log: bool, points: Array, values: Array, xi: A
         raise ValueError("points and xi must have same trailing dim")
     if precision.shape != (d, d):
         raise ValueError("precision matrix must match data dims")
-    whitening = cholesky(precision)
+    whitening = linalg.cholesky(precision, lower=True)
     points = fnp.dot(points, whitening)
     xi = fnp.dot(xi, whitening)
     log_norm = fnp.sum(fnp.log(fnp.diag(whitening))) - 0.5 * d * fnp.log(2 * np.pi)

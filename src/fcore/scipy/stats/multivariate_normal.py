@@ -8,7 +8,7 @@ from fcore import lax
 import fcore.numpy as fnp
 from fcore.interpreters.array import Array
 from fcore.lax import ArrayLike
-from fcore.scipy._cholesky import cholesky, solve_lower
+from fcore.lax import linalg as lax_linalg
 from fcore.scipy._util import promote_dtypes_inexact
 
 __all__ = ["logpdf", "pdf"]
@@ -32,10 +32,11 @@ def logpdf(x: ArrayLike, mean: ArrayLike, cov: ArrayLike, allow_singular: None =
         return -1 / 2 * fnp.einsum("...i,...i->...", y, y) / cov_ - n / 2 * (fnp.log(2 * np.pi) + fnp.log(cov_))
     if cov_.ndim < 2 or cov_.shape[-2:] != (n, n):
         raise ValueError("multivariate_normal.logpdf got incompatible shapes")
-    factor = cholesky(cov_)
+    factor = lax_linalg.cholesky(cov_)
     diff = x_ - mean_
     shape = fnp.broadcast_shapes(factor.shape[:-2], diff.shape[:-1])
-    y = solve_lower(fnp.broadcast_to(factor, shape + (n, n)), fnp.broadcast_to(diff, shape + (n,))[..., None])[..., 0]
+    y = lax_linalg.triangular_solve(fnp.broadcast_to(factor, shape + (n, n)), fnp.broadcast_to(diff, shape + (n,)),
+                                    lower=True, transpose_a=True)
     return (-1 / 2 * fnp.einsum("...i,...i->...", y, y) - n / 2 * fnp.log(2 * np.pi)
             - fnp.log(fnp.diagonal(factor, axis1=-1, axis2=-2)).sum(-1))
 

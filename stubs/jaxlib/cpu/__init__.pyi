@@ -1,0 +1,1 @@
+"""jaxlib.cpu: the CPU kernel extension modules (only what fcore.backend uses)."""
