@@ -115,7 +115,7 @@ def _f(x: fcore.Array) -> fcore.Array:
 
 @pytest.mark.parametrize("damage", ["truncate", "flip_byte", "garbage_with_valid_checksum", "empty"])
 def test_bad_entry_recompiles(cache_dir: Path, damage: str) -> None:
-    np.testing.assert_allclose(fcore.jit(_f)(fnp.ones(3))[0], _expected(), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(fcore.jit(_f)(fnp.ones(3))[0]), _expected(), rtol=1e-5)
     (entry,) = _entries(cache_dir)
     data = entry.read_bytes()
     if damage == "truncate":
@@ -128,7 +128,7 @@ def test_bad_entry_recompiles(cache_dir: Path, damage: str) -> None:
     else:
         entry.write_bytes(b"")
     fcore.clear_caches()
-    np.testing.assert_allclose(fcore.jit(_f)(fnp.ones(3))[0], _expected(), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(fcore.jit(_f)(fnp.ones(3))[0]), _expected(), rtol=1e-5)
     assert cc.get(str(cache_dir), entry.stem) is not None  # rewritten whole
 
 
@@ -174,7 +174,7 @@ def test_unwritable_directory_still_compiles(tmp_path: Path) -> None:
     fcore.config.update("persistent_cache_min_compile_time_secs", 0)
     try:
         fcore.clear_caches()
-        np.testing.assert_allclose(fcore.jit(_f)(fnp.ones(3))[0], _expected(), rtol=1e-5)
+        np.testing.assert_allclose(np.asarray(fcore.jit(_f)(fnp.ones(3))[0]), _expected(), rtol=1e-5)
     finally:
         fcore.config.update("compilation_cache_dir", None)
         fcore.config.update("persistent_cache_min_compile_time_secs", 1.0)

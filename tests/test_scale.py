@@ -12,11 +12,13 @@ import fcore
 import fcore.numpy as fnp
 from fcore.backend.lowering import lower_jaxpr
 from fcore.core import parse_jaxpr
+from fcore.typing import ArrayLike
 
 N = 10_000
 
 
-def _chain(x: fcore.Array) -> fcore.Array:
+def _chain(v: ArrayLike) -> fcore.Array:
+    x = fnp.asarray(v)
     for i in range(N):
         x = fnp.sin(x) if i % 2 == 0 else x * 0.999
     return x
