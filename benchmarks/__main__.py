@@ -1,4 +1,4 @@
-"""``python -m benchmarks [tracing|transforms|jit|ir_scale|pytrees|random|cnn|callbacks|data_parallel|linalg]``: print fcore vs jax ratios.
+"""``python -m benchmarks [tracing|transforms|jit|ir_scale|pytrees|random|cnn|callbacks|data_parallel|linalg|compilation_cache|scale]``: print fcore vs jax ratios.
 
 Each suite runs in a fresh interpreter: a suite leaves a large heap behind (the 10^5-equation
 programs), and timing the next suite inside it would measure that heap, not the workload.
@@ -13,7 +13,10 @@ import sys
 
 from benchmarks.harness import HEADER
 
-SUITES = ("tracing", "transforms", "jit", "ir_scale", "pytrees", "random", "cnn", "callbacks", "data_parallel", "linalg")
+SUITES = (
+    "tracing", "transforms", "jit", "ir_scale", "pytrees", "random", "cnn", "callbacks", "data_parallel",
+    "linalg", "compilation_cache", "scale",
+)
 
 
 def run_suite(name: str) -> None:

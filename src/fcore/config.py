@@ -31,12 +31,16 @@ def _env_flag(name: str) -> bool:
 class _Globals:
     """The process-wide values (what ``config.update`` sets)."""
 
-    __slots__ = ("x64", "promotion", "disable_jit")
+    __slots__ = ("x64", "promotion", "disable_jit", "cache_dir", "cache_max_size", "cache_min_secs")
 
     def __init__(self) -> None:
         self.x64 = _env_flag("FCORE_ENABLE_X64")
         self.promotion: PromotionMode = "standard"
         self.disable_jit = _env_flag("JAX_DISABLE_JIT")
+        # The persistent compilation cache (fcore.backend.compilation_cache): off when None.
+        self.cache_dir: str | None = os.environ.get("JAX_COMPILATION_CACHE_DIR") or None
+        self.cache_max_size = -1  # bytes; -1: unbounded, as jax's default
+        self.cache_min_secs = 1.0  # compiles faster than this are not stored, as in jax
 
 
 _globals = _Globals()
@@ -68,6 +72,29 @@ def jit_disabled() -> bool:
     return _jit_disabled.get(_globals.disable_jit)
 
 
+def compilation_cache_dir() -> str | None:
+    """The persistent compilation cache's directory, or None when the cache is off."""
+    return _globals.cache_dir
+
+
+def compilation_cache_max_size() -> int:
+    """The cache's size bound in bytes (least recently used entries go first); -1: none."""
+    return _globals.cache_max_size
+
+
+def persistent_cache_min_compile_time_secs() -> float:
+    """Programs that compile faster than this are not written to the persistent cache."""
+    return _globals.cache_min_secs
+
+
+def _cache_dir(value: object) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, os.PathLike)):
+        return str(os.fspath(value))
+    raise TypeError(f"compilation_cache_dir must be a path or None, got {value!r}")
+
+
 def _promotion_mode(value: object) -> PromotionMode:
     if value == "standard" or value == "strict":
         return value
@@ -80,6 +107,9 @@ _ALIASES = {
     "fcore_verify": "verify",
     "jax_num_cpu_devices": "num_cpu_devices",
     "jax_disable_jit": "disable_jit",
+    "jax_compilation_cache_dir": "compilation_cache_dir",
+    "jax_compilation_cache_max_size": "compilation_cache_max_size",
+    "jax_persistent_cache_min_compile_time_secs": "persistent_cache_min_compile_time_secs",
 }
 
 #: Called with the new value of ``num_cpu_devices`` (installed by ``fcore.backend``, which
@@ -94,7 +124,10 @@ class Config:
     Names: ``enable_x64`` (alias ``jax_enable_x64``), ``numpy_dtype_promotion`` (alias
     ``jax_numpy_dtype_promotion``), ``disable_jit`` (alias ``jax_disable_jit``), ``verify``
     (alias ``fcore_verify``), ``num_cpu_devices`` (alias ``jax_num_cpu_devices``: the CPU device
-    count, settable only before the first computation). An update of a JAX setting is
+    count, settable only before the first computation), ``compilation_cache_dir`` (alias
+    ``jax_compilation_cache_dir``, env ``JAX_COMPILATION_CACHE_DIR``; None turns the persistent
+    cache off), ``compilation_cache_max_size`` (bytes, -1 for no bound) and
+    ``persistent_cache_min_compile_time_secs`` (with their ``jax_`` aliases). An update of a JAX setting is
     process-wide (a ``with`` block of the matching context manager still overrides it);
     ``verify`` is set for the current context only.
     """
@@ -114,10 +147,16 @@ class Config:
             for hook in _num_cpu_devices_hook:
                 hook(n)
             _num_cpu_devices_value[0] = n
+        elif key == "compilation_cache_dir":
+            _globals.cache_dir = _cache_dir(value)
+        elif key == "compilation_cache_max_size":
+            _globals.cache_max_size = int(value)  # type: ignore[call-overload]  # any int-like value
+        elif key == "persistent_cache_min_compile_time_secs":
+            _globals.cache_min_secs = float(value)  # type: ignore[arg-type]  # any float-like value
         else:
             raise ValueError(f"unknown config option {name!r}")
 
-    def read(self, name: str) -> bool | str | int:
+    def read(self, name: str) -> bool | str | int | float | None:
         """The value in effect here (the context-local override, else the global value)."""
         key = _ALIASES.get(name, name)
         if key == "enable_x64":
@@ -130,10 +169,16 @@ class Config:
             return verify_enabled()
         if key == "num_cpu_devices":
             return _num_cpu_devices_value[0]
+        if key == "compilation_cache_dir":
+            return _globals.cache_dir
+        if key == "compilation_cache_max_size":
+            return _globals.cache_max_size
+        if key == "persistent_cache_min_compile_time_secs":
+            return _globals.cache_min_secs
         raise ValueError(f"unknown config option {name!r}")
 
     @property
-    def values(self) -> dict[str, bool | str | int]:
+    def values(self) -> dict[str, bool | str | int | float | None]:
         """Every setting's value in effect here, by name (as ``jax.config.values``)."""
         return {name: self.read(name) for name in dict.fromkeys(_ALIASES.values())}
 

@@ -16,6 +16,7 @@ import os
 import re
 import sys
 import threading
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Final, TypeAlias
@@ -29,8 +30,13 @@ from jaxlib import xla_client as xc
 from jaxlib.xla_client import Device as Device
 from jaxlib.xla_client import XlaRuntimeError as XlaRuntimeError
 
+from fcore.config import (
+    compilation_cache_dir,
+    compilation_cache_max_size,
+    persistent_cache_min_compile_time_secs,
+)
 from fcore.backend.devices import setup
-from fcore.backend import host_callback
+from fcore.backend import compilation_cache, host_callback
 from fcore.errors import FcoreError
 
 __all__ = [
@@ -613,10 +619,49 @@ def compile(
     dev = _devices[0] if device is None else device
     if isinstance(mlir_module_text, str) and host_callback.has_callbacks(mlir_module_text):
         return _compile_with_callbacks(client, mlir_module_text, out_avals, dev, num_args)
+    cache_dir = compilation_cache_dir()
+    if cache_dir is None:
+        return Executable(_compile_exe(client, mlir_module_text, dev), out_avals, dev, num_args)
+    return _compile_cached(client, mlir_module_text, out_avals, dev, num_args, cache_dir)
+
+
+def _compile_exe(client: xc.Client, program: str | bytes, dev: Device) -> xc.LoadedExecutable:
     try:
-        exe = client.compile_and_load(mlir_module_text, xc.DeviceList((dev,)), xc.CompileOptions())
+        return client.compile_and_load(program, xc.DeviceList((dev,)), xc.CompileOptions())
     except XlaRuntimeError as e:
         raise XlaCompileError(str(e)) from e
+
+
+def _compile_cached(
+    client: xc.Client,
+    program: str | bytes,
+    out_avals: Sequence[AvalSpec],
+    dev: Device,
+    num_args: int | None,
+    cache_dir: str,
+) -> Executable:
+    """Load ``program`` from the persistent cache, else compile it and store it there (when
+    it took at least ``persistent_cache_min_compile_time_secs``)."""
+    options = xc.CompileOptions()
+    key = compilation_cache.cache_key(
+        program, jaxlib_version(), dev.platform, dev.device_kind, options.SerializeAsString()  # type: ignore[attr-defined]  # in jaxlib, not in its stub
+    )
+    blob = compilation_cache.get(cache_dir, key)
+    if blob is not None:
+        try:
+            exe = client.deserialize_executable(blob, xc.DeviceList((dev,)), options)
+            return Executable(exe, out_avals, dev, num_args)
+        except (XlaRuntimeError, ValueError):
+            pass  # stale or unreadable: compile and overwrite it
+    start = time.perf_counter()
+    exe = _compile_exe(client, program, dev)
+    if time.perf_counter() - start >= persistent_cache_min_compile_time_secs():
+        try:
+            payload = exe.serialize()
+        except XlaRuntimeError:
+            payload = None
+        if payload is not None:
+            compilation_cache.put(cache_dir, key, payload, compilation_cache_max_size())
     return Executable(exe, out_avals, dev, num_args)
 
 

@@ -16,15 +16,15 @@ import re
 import sys
 import threading
 import warnings
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from typing import Generic, TypeVar
+from typing import TypeVar
 
 import attrs
 import numpy as np
 from typing_extensions import TypeGuard
 
 from fcore.backend import runtime
+from fcore.backend.lru import LruCache
 from fcore.backend.lowering import (
     TOKEN_TYPE, LoweringRuleContext, donation_aliases, lower_jaxpr, lowering_rules, ordered_token, tensor_type,
     threads_token,
@@ -124,47 +124,11 @@ def tuple_param_of(eqn: JaxprEqn, name: str, cls: type[T]) -> tuple[T, ...]:
 # =========================================================================================
 # Executables: compile once per jaxpr structure, run on device buffers
 # =========================================================================================
-_K = TypeVar("_K", bound=Hashable)
-_V = TypeVar("_V")
-
-
-class _LRU(Generic[_K, _V]):
-    """A bounded map that forgets its least recently used entry: the executables shared
-    between functions by jaxpr structure. Each function's own trace cache keeps (weakly, by
-    the function) what it uses, so 2,000 fresh lambdas do not keep 2,000 executables alive
-    (issue 23, class 9)."""
-
-    __slots__ = ("_data", "maxsize")
-
-    def __init__(self, maxsize: int) -> None:
-        self._data: OrderedDict[_K, _V] = OrderedDict()
-        self.maxsize = maxsize
-
-    def get(self, key: _K) -> _V | None:
-        value = self._data.get(key)
-        if value is not None:
-            self._data.move_to_end(key)
-        return value
-
-    def setdefault(self, key: _K, value: _V) -> _V:
-        old = self._data.get(key)
-        if old is not None:
-            return old
-        self._data[key] = value
-        while len(self._data) > self.maxsize:
-            self._data.popitem(last=False)
-        return value
-
-    def clear(self) -> None:
-        self._data.clear()
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-
-#: How many executables the structure-keyed caches keep beyond those functions hold.
+#: How many executables the structure-keyed caches keep beyond those functions hold: each
+#: function's own trace cache keeps (weakly, by the function) what it uses, so 2,000 fresh
+#: lambdas do not keep 2,000 executables alive (issue 23, class 9).
 SHARED_EXECUTABLES = 64
-_compiled: _LRU[Hashable, runtime.Executable] = _LRU(SHARED_EXECUTABLES)
+_compiled: LruCache[Hashable, runtime.Executable] = LruCache(SHARED_EXECUTABLES)
 _compile_lock = threading.Lock()
 
 
@@ -270,7 +234,7 @@ class Launch:
 
 
 #: Const-free launches by jaxpr structure, as ``_compiled`` (what the ``jit_p`` impl runs).
-_launches: _LRU[Jaxpr, Launch] = _LRU(SHARED_EXECUTABLES)
+_launches: LruCache[Jaxpr, Launch] = LruCache(SHARED_EXECUTABLES)
 
 
 def launch_for(
