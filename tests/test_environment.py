@@ -30,7 +30,11 @@ def test_matches_jax_report() -> None:
 def test_config_in_force_is_the_callers() -> None:
     with fcore.enable_x64(), fcore.numpy_dtype_promotion("strict"):
         info = fcore.print_environment_info(return_string=True) or ""
-    assert "config: enable_x64=True numpy_dtype_promotion='strict' verify=True disable_jit=False" in info.splitlines()
+    (line,) = [line for line in info.splitlines() if line.startswith("config: ")]
+    settings = dict(item.split("=", 1) for item in line[len("config: "):].split())
+    assert set(settings) == set(fcore.config.values)  # every option, each once
+    assert settings["enable_x64"] == "True" and settings["numpy_dtype_promotion"] == "'strict'"
+    assert settings["verify"] == "True" and settings["disable_jit"] == "False"
     assert "enable_x64=False" in (fcore.print_environment_info(return_string=True) or "")
 
 

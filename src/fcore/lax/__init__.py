@@ -1,6 +1,5 @@
 """``fcore.lax``: primitive-level operations with ``jax.lax``'s names and parameters."""
 
-from fcore.lax._base import ArrayLike as ArrayLike
 from fcore.lax.elementwise import (
     abs as abs, acos as acos, acosh as acosh, add as add, asin as asin,
     asinh as asinh, atan as atan, atan2 as atan2, atanh as atanh, cbrt as cbrt, ceil as ceil,

@@ -12,7 +12,7 @@ import fcore.numpy as fnp
 from fcore.api.custom import custom_jvp
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy._promotion import asarray, convert, normalize_axes, operand, to_inexact
 
 __all__ = [

@@ -11,7 +11,7 @@ import numpy as np
 from fcore import lax
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy._promotion import INEXACT_DTYPES, asarray, convert, is_array, operand, promote2_dtype, result_of, to_inexact, to_numeric
 
 UnaryLax = Callable[[ArrayLike], Array]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fcore import lax
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy._promotion import asarray
 from fcore.numpy.creation import arange
 from fcore.numpy.padding import pad

@@ -13,7 +13,7 @@ from typing import Any, cast
 import numpy as np
 
 from fcore.interpreters.array import Array
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy._promotion import asarray, convert, promote_dtypes, to_inexact
 from fcore.numpy.ufuncs_binary import add, subtract, true_divide
 from fcore.numpy.numerical import _ndim

@@ -15,7 +15,7 @@ import numpy as np
 from fcore import lax
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy._promotion import asarray, convert, result_of
 
 

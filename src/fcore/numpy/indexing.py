@@ -39,7 +39,7 @@ from fcore.errors import ConcretizationError
 from fcore.interpreters.trace import Tracer
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.config import promotion_mode
 from fcore.numpy._promotion import Shape, asarray, broadcast_shapes, broadcast_to, convert, operand
 

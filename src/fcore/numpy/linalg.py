@@ -18,7 +18,7 @@ from fcore.api.custom import custom_jvp
 from fcore.lax import linalg as lax_linalg
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy import reductions, ufuncs_binary, ufuncs_unary
 from fcore.numpy._promotion import asarray, convert, normalize_axis, operand, promote_dtypes, to_inexact
 from fcore.numpy.products import matmul as matmul, tensordot as tensordot, vecdot as vecdot

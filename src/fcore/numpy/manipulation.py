@@ -14,7 +14,7 @@ import numpy as np
 from fcore import lax
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy._promotion import asarray, broadcast_shapes, broadcast_to, convert, normalize_axis
 from fcore.numpy.searching import concrete
 

@@ -13,7 +13,7 @@ import numpy as np
 from fcore import lax
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy._dtypes import canonical_dtype
 from fcore.numpy._promotion import Axis, asarray, to_inexact
 from fcore.numpy import reductions as R

@@ -12,7 +12,7 @@ import numpy as np
 from fcore import lax
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy._promotion import asarray, convert, normalize_axis, promote_dtypes, result_of, to_inexact
 from fcore.numpy.ufuncs_binary import add, clip, floor_divide, multiply, remainder, subtract, true_divide
 from fcore.numpy.ufuncs_logic import equal, greater, less, less_equal, logical_and, where

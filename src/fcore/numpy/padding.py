@@ -12,7 +12,7 @@ import numpy as np
 from fcore import lax
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy._promotion import asarray, convert
 
 Pairs = tuple[tuple[Any, Any], ...]

@@ -12,7 +12,7 @@ import numpy as np
 
 from fcore import lax
 from fcore.interpreters.array import Array, ArrayImpl
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy._promotion import asarray, promote_dtypes
 from fcore.numpy.numerical import convolve
 from fcore.numpy.ufuncs_binary import add, multiply, power, true_divide

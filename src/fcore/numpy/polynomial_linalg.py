@@ -11,7 +11,7 @@ import fcore.numpy as fnp
 from fcore import lax
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy import linalg
 from fcore.numpy._promotion import asarray, promote_dtypes
 from fcore.numpy.searching import concrete

@@ -19,7 +19,7 @@ from fcore.config import x64_enabled
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy._dtypes import canonical_dtype
 from fcore.numpy._promotion import Axis, asarray, broadcast_to, convert, normalize_axes, normalize_axis, to_inexact
 from fcore.numpy.ufuncs_logic import where as _where

@@ -18,7 +18,7 @@ from fcore import lax
 from fcore.errors import ConcretizationError
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy._promotion import asarray, broadcast_shapes, broadcast_to, convert, normalize_axis, result_of
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from fcore import lax
 from fcore.interpreters.array import Array
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy._promotion import (
     Shape,
     asarray,

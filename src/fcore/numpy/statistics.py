@@ -13,7 +13,7 @@ import numpy as np
 from fcore import lax
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy._promotion import Axis, asarray, convert, normalize_axis, to_inexact
 from fcore.numpy.reductions import any as _any, max as _max, min as _min, sum as _sum
 from fcore.numpy.ufuncs_logic import isnan as _isnan, where as _where

@@ -23,7 +23,7 @@ from fcore import lax
 from fcore.api.vectorize import vmap
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy import ufuncs_binary as _binary, ufuncs_logic as _logic, ufuncs_unary as _unary
 from fcore.numpy._dtypes import canonical_dtype
 from fcore.numpy._promotion import asarray, broadcast_to, normalize_axis

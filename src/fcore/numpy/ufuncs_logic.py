@@ -12,7 +12,7 @@ from fcore import lax
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy._promotion import broadcast_shapes, broadcast_to, convert, promote2, promote_n, result_of
 from fcore.numpy._ufunc_helpers import (
     BinaryLax,

@@ -14,7 +14,7 @@ import numpy as np
 from fcore import lax
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy._promotion import to_inexact
 from fcore.numpy._ufunc_helpers import (
     _const,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from fcore.interpreters.array import Array
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy._promotion import asarray, broadcast_to, normalize_axis
 from fcore.numpy.index_tricks import indices as _indices, unravel_index
 from fcore.numpy.indexing import at

@@ -16,7 +16,7 @@ from typing import Any
 from fcore import lax
 from fcore.api.vectorize import vmap
 from fcore.interpreters.array import Array
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy._promotion import asarray, broadcast_shapes, normalize_axis
 from fcore.numpy.creation import array, asarray as to_array
 from fcore.numpy.reductions import argmax, cumsum

@@ -11,7 +11,7 @@ from fcore import lax
 from fcore.errors import ConcretizationError
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy.ufuncs_binary import multiply, power, subtract, true_divide
 from fcore.numpy.ufuncs_unary import absolute, cos, i0, sqrt
 

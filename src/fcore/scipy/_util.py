@@ -16,7 +16,7 @@ from fcore.api.vectorize import vmap
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy._promotion import convert, promote_n, result_of, to_inexact, to_numeric
 
 __all__ = ["promote_args_inexact", "promote_args_complex", "promote_args_numeric", "promote_dtypes_inexact", "inexact", "const", "finfo_eps", "piecewise", "vectorize",

@@ -17,7 +17,7 @@ from fcore import lax
 from fcore.api.custom import custom_jvp
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.lax import linalg as lax_linalg
 from fcore.numpy import linalg as np_linalg
 from fcore.numpy._promotion import promote_dtypes

@@ -13,7 +13,7 @@ from fcore.api.jit import jit
 from fcore.api.vectorize import vmap
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.scipy._util import const, promote_args_inexact
 
 __all__ = ["i0", "i0e", "i1", "i1e", "bessel_jn"]

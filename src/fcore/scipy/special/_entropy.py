@@ -11,7 +11,7 @@ import fcore.numpy as fnp
 from fcore.api.custom import custom_jvp
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.numpy._promotion import convert
 from fcore.scipy._util import const, inexact, promote_args_inexact
 from fcore.nn import log_softmax as _nn_log_softmax, logsumexp as logsumexp, softmax as _nn_softmax

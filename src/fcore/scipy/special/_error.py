@@ -11,7 +11,7 @@ import fcore.numpy as fnp
 from fcore.api.custom import custom_jvp
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.scipy._util import check_f32_f64, const, inexact, promote_args_complex, promote_args_inexact
 
 

@@ -14,7 +14,7 @@ from fcore.api.custom import custom_jvp
 from fcore.api.jit import jit
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.scipy.special._gamma import gammaln
 from fcore.scipy._util import check_f32_f64, const, finfo_eps, piecewise, promote_args_inexact, vectorize
 

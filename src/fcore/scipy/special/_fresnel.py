@@ -12,7 +12,7 @@ from fcore.api.custom import custom_jvp
 from fcore.api.jit import jit
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.scipy._util import promote_args_inexact
 
 __all__ = ["fresnel"]

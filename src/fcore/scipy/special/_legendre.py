@@ -11,7 +11,7 @@ from fcore.api.jit import jit
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 
 __all__ = ["lpmn", "lpmn_values", "sph_harm_y"]
 

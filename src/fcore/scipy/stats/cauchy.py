@@ -7,7 +7,7 @@ import numpy as np
 from fcore import lax
 import fcore.numpy as fnp
 from fcore.interpreters.array import Array
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.scipy._util import const, promote_args_inexact
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]

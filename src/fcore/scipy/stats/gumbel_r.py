@@ -7,7 +7,7 @@ import numpy as np
 from fcore import lax
 import fcore.numpy as fnp
 from fcore.interpreters.array import Array
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.nn import log1mexp
 from fcore.scipy.special import xlogy
 from fcore.scipy._util import const, promote_args_inexact

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fcore import lax
 from fcore.interpreters.array import Array
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.scipy._util import const, promote_args_inexact
 
 __all__ = ["cdf", "logpdf", "pdf"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fcore import lax
 import fcore.numpy as fnp
 from fcore.interpreters.array import Array
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.scipy.special import expit, logit
 from fcore.scipy._util import const, promote_args_inexact
 

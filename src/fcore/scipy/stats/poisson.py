@@ -8,7 +8,7 @@ from fcore import lax
 import fcore.numpy as fnp
 from fcore.interpreters.array import Array
 from fcore.api.jit import jit
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.scipy.special import entr, gammaincc, gammaln, xlogy
 from fcore.scipy._util import const, promote_args_inexact, promote_dtypes_inexact
 

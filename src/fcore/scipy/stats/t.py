@@ -6,7 +6,7 @@ import numpy as np
 
 from fcore import lax
 from fcore.interpreters.array import Array
-from fcore.lax import ArrayLike
+from fcore.lax._base import ArrayLike
 from fcore.scipy._util import const, promote_args_inexact
 
 __all__ = ["logpdf", "pdf"]
