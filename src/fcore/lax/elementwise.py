@@ -554,8 +554,13 @@ defbroadcasting(pow_p)
 
 @lowering_rules.register(pow_p)
 def _pow_lowering(ctx: LoweringRuleContext, x: str, y: str) -> str:
+    """An integer exponent is converted to the base's dtype first (as JAX lowers it), then
+    both operands broadcast to the result's shape."""
     a, b = ctx.avals_in
-    return _lower_nary("stablehlo.power")(ctx, x, ctx.convert(y, b, a.dtype))
+    out = ctx.avals_out[0]
+    y = ctx.convert(y, b, a.dtype)
+    args = [ctx.broadcast(x, a, out.shape), ctx.broadcast(y, b.update(dtype=a.dtype), out.shape)]
+    return ctx.op("stablehlo.power", args, out)
 
 
 pow: BinaryFunction = _binary_function(pow_p)

@@ -14,7 +14,6 @@ import numpy as _np
 from fcore.interpreters.array import Array as _Array
 
 from fcore.numpy._dtypes import (
-    ScalarMeta as ScalarMeta,
     bool_ as bool_,
     int8 as int8,
     int16 as int16,
