@@ -171,15 +171,51 @@ def _window_attributes(
     )
 
 
+def _crop_negative_padding(shape: Shape, padding: Padding, base_dilation: Shape) -> tuple[Padding, Padding]:
+    """``(crops, padding)``: how many operand elements to cut off each end, and the non-negative
+    padding that then gives the same windows. Padding and base-dilation holes are skipped by XLA's
+    reduce_window (not reduced as init values), so a cut that ends inside a hole becomes padding."""
+    crops, pads = [], []
+    for d, b, (lo, hi) in zip(shape, base_dilation, padding):
+        c_lo, c_hi = (-lo + b - 1) // b if lo < 0 else 0, (-hi + b - 1) // b if hi < 0 else 0
+        p_lo, p_hi = c_lo * b + lo if lo < 0 else lo, c_hi * b + hi if hi < 0 else hi
+        if c_lo + c_hi >= d:  # nothing of the operand is left: only (skipped) padding
+            crops.append((d, 0))
+            pads.append((0, max(_dilate_dim(d, b) + lo + hi, 0)))
+        else:
+            crops.append((c_lo, c_hi))
+            pads.append((p_lo, p_hi))
+    return tuple(crops), tuple(pads)
+
+
 def _emit_reduce_window(
     ctx: LoweringRuleContext, operands: Sequence[str], inits: Sequence[str], body: RegionBody,
-    block_args: Sequence[str], region: str, attributes: str,
+    block_args: Sequence[str], region: str, *, window_dimensions: Shape, window_strides: Shape, padding: Padding,
+    base_dilation: Shape, window_dilation: Shape,
 ) -> list[str]:
-    """A (variadic) ``stablehlo.reduce_window`` with the given one-block reducer region."""
+    """A (variadic) ``stablehlo.reduce_window`` with the given one-block reducer region.
+
+    Negative padding is taken off first by cropping the operands (``_crop_negative_padding``): XLA's
+    algebraic simplifier aborts the process on some reduce windows with negative padding (a
+    one-element window over ``f32[2]`` with padding ``(-1, 0)``)."""
     n = len(operands)
-    elems = [ShapedArray((), a.dtype) for a in ctx.avals_in[:n]]
+    avals = list(ctx.avals_in[:n])
+    elems = [ShapedArray((), a.dtype) for a in avals]
+    if any(lo < 0 or hi < 0 for lo, hi in padding):
+        crops, padding = _crop_negative_padding(avals[0].shape, padding, base_dilation)
+        config = (
+            f", low = {hlo_ints([-lo for lo, _ in crops])}, high = {hlo_ints([-hi for _, hi in crops])}, "
+            f"interior = {hlo_ints([0] * len(crops))}"
+        )
+        cropped = [a.update(shape=tuple(d - lo - hi for d, (lo, hi) in zip(a.shape, crops))) for a in avals]
+        operands = [
+            ctx.op_typed("stablehlo.pad", [x, init], [a, e], c, config)
+            for x, init, a, e, c in zip(operands, inits, avals, elems, cropped)
+        ]
+        avals = cropped
+    attributes = _window_attributes(window_dimensions, window_strides, padding, base_dilation, window_dilation)
     args = ", ".join(f"{a}: {tensor_type(e)}" for a, e in zip(block_args, elems + elems))
-    ins = ", ".join(tensor_type(a) for a in [*ctx.avals_in[:n], *elems])
+    ins = ", ".join(tensor_type(a) for a in [*avals, *elems])
     outs = ", ".join(tensor_type(a) for a in ctx.avals_out)
     name = ctx.emit(
         f'"stablehlo.reduce_window"({", ".join([*operands, *inits])}) <{{{attributes}}}> ({{\n'
@@ -200,8 +236,10 @@ def _monoid_lowering(op: str, identity: Callable[[DType], object]) -> Callable[.
         body = RegionBody(ctx)
         a, b = body.name(), body.name()
         region = body.ret([body.op(op, [a, b], elem)], [elem])
-        attributes = _window_attributes(window_dimensions, window_strides, padding, base_dilation, window_dilation)
-        return _emit_reduce_window(ctx, [x], [init], body, [a, b], region, attributes)[0]
+        return _emit_reduce_window(
+            ctx, [x], [init], body, [a, b], region, window_dimensions=window_dimensions, window_strides=window_strides,
+            padding=padding, base_dilation=base_dilation, window_dilation=window_dilation,
+        )[0]
 
     return rule
 
@@ -472,10 +510,12 @@ def _select_and_gather_add_lowering(
     kx, vx, ky, vy = (body.name() for _ in range(4))
     which = body.compare("GE" if select_prim == "ge" else "LE", kx, ky, elem_x)
     region = body.ret([body.select(which, kx, ky, elem_x), body.select(which, vx, vy, elem_t)], [elem_x, elem_t])
-    attributes = _window_attributes(window_dimensions, window_strides, padding, base_dilation, window_dilation)
     out = ctx.avals_out[0]
     pair_ctx = LoweringRuleContext(ctx.module, ctx.fn, [x_aval, t_aval], [out.update(dtype=x_aval.dtype), out])
-    return _emit_reduce_window(pair_ctx, [operand, tangents], inits, body, [kx, vx, ky, vy], region, attributes)[1]
+    return _emit_reduce_window(
+        pair_ctx, [operand, tangents], inits, body, [kx, vx, ky, vy], region, window_dimensions=window_dimensions,
+        window_strides=window_strides, padding=padding, base_dilation=base_dilation, window_dilation=window_dilation,
+    )[1]
 
 
 # -- select_and_scatter_add[select_prim, window_dimensions, window_strides, padding] -------------
@@ -772,8 +812,10 @@ def _reduce_window_lowering(
     if n > 1:
         body.lines[-1] = body.lines[-1].replace(f"{call} = ", f"{call}:{n} = ", 1)
     region = body.ret(results, elems)
-    attributes = _window_attributes(window_dimensions, window_strides, padding, base_dilation, window_dilation)
-    return _emit_reduce_window(ctx, args[:n], args[n:], body, block_args, region, attributes)
+    return _emit_reduce_window(
+        ctx, args[:n], args[n:], body, block_args, region, window_dimensions=window_dimensions,
+        window_strides=window_strides, padding=padding, base_dilation=base_dilation, window_dilation=window_dilation,
+    )
 
 
 # -- the user function ---------------------------------------------------------------------------
