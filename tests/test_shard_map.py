@@ -18,7 +18,8 @@ from jax.sharding import AxisType
 jmesh = jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
 mesh = fcore.make_mesh((2, 2), ("x", "y"))
 def compare(body, x, in_specs, out_specs, jit=True, rtol=1e-6):
-    f = fcore.shard_map(lambda v: body(fnp, lax, v), mesh=mesh, in_specs=in_specs, out_specs=out_specs)
+    f = fcore.shard_map(lambda v: body(fnp, lax, v), mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+                        check_vma=False)
     jf = jax.shard_map(lambda v: body(jnp, jax.lax, v), mesh=jmesh, in_specs=jax.P(*in_specs),
                        out_specs=jax.P(*out_specs), check_vma=False)
     r = fcore.jit(f)(x) if jit else f(x)
