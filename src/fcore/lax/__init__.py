@@ -153,4 +153,9 @@ from fcore.lax.windowed_reductions import (
     select_and_gather_add_p as select_and_gather_add_p, select_and_scatter_add_p as select_and_scatter_add_p,
 )
 from fcore.lax.fft import FftType as FftType, fft as fft, fft_p as fft_p
+from fcore.lax.optimization_barrier import (
+    optimization_barrier as optimization_barrier, optimization_barrier_p as optimization_barrier_p,
+)
+from fcore.lax.reduce_precision import reduce_precision as reduce_precision, reduce_precision_p as reduce_precision_p
+from fcore.lax.shape_helpers import broadcast_shapes as broadcast_shapes, empty as empty
 from fcore.lax import linalg as linalg
