@@ -52,7 +52,17 @@ from fcore.api.devices import (
     process_index as process_index,
 )
 from fcore import sharding as sharding
-from fcore.sharding import make_mesh as make_mesh, set_mesh as set_mesh
+from fcore.sharding import Device as Device, NamedSharding as NamedSharding, P as P, make_mesh as make_mesh, set_mesh as set_mesh
+from fcore.api.processes import (
+    host_count as host_count,
+    host_id as host_id,
+    host_ids as host_ids,
+    process_indices as process_indices,
+)
+from fcore.api.global_arrays import (
+    live_arrays as live_arrays,
+    make_array_from_single_device_arrays as make_array_from_single_device_arrays,
+)
 from fcore.api.shard_map import shard_map as shard_map
 from fcore.api.pmap import pmap as pmap
 from fcore.api.placement import (

@@ -1,0 +1,55 @@
+"""Top-level names of jax that fcore now has: the sharding re-exports, the process queries
+(and their warning ``host_*`` aliases), live_arrays and make_array_from_single_device_arrays."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+import fcore
+import fcore.numpy as fnp
+from fcore import sharding
+from multidevice import run_script
+
+
+def test_sharding_names_and_process_queries_match_jax() -> None:
+    assert fcore.P is sharding.PartitionSpec and fcore.NamedSharding is sharding.NamedSharding
+    assert isinstance(fcore.devices()[0], fcore.Device)
+    assert fcore.process_indices() == jax.process_indices() == [0]
+    for ours, theirs in ((fcore.host_id, jax.host_id), (fcore.host_count, jax.host_count), (fcore.host_ids, jax.host_ids)):
+        with pytest.warns(UserWarning) as theirs_warning:
+            expected = theirs()
+        with pytest.warns(UserWarning) as ours_warning:
+            assert ours() == expected
+        assert str(ours_warning[0].message) == str(theirs_warning[0].message)
+
+
+def test_live_arrays_lists_placed_arrays_until_deleted() -> None:
+    x = fcore.device_put(fnp.arange(3.0))
+    assert any(a is x for a in fcore.live_arrays())
+    assert any(a is x for a in fcore.live_arrays("cpu"))
+    x.delete()
+    assert not any(a is x for a in fcore.live_arrays())
+
+
+def test_make_array_from_single_device_arrays() -> None:
+    mesh = fcore.make_mesh((1,), ("x",))
+    s = fcore.NamedSharding(mesh, fcore.P("x"))
+    y = fcore.make_array_from_single_device_arrays((4,), s, [fcore.device_put(fnp.arange(4.0))])
+    np.testing.assert_array_equal(y, np.arange(4.0))
+    assert y.sharding == s
+    with pytest.raises(ValueError, match="doesn't match the single device array shape"):
+        fcore.make_array_from_single_device_arrays((4,), s, [fcore.device_put(fnp.arange(3.0))])
+    out = run_script(
+        """
+        mesh = fcore.make_mesh((2, 2), ("x", "y"))
+        s = NamedSharding(mesh, P("x", "y"))
+        host = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+        idx = s.devices_indices_map((4, 4))
+        parts = [fcore.device_put(host[idx[d]], d) for d in fcore.devices()]
+        y = fcore.make_array_from_single_device_arrays((4, 4), s, parts)
+        print(np.array_equal(np.asarray(y), host), y.sharding == s, float(fcore.jit(lambda a: a.sum())(y)))
+        """
+    )
+    assert out.split() == ["True", "True", "120.0"]
