@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import numpy as np
 import pytest
@@ -53,3 +55,23 @@ def test_make_array_from_single_device_arrays() -> None:
         """
     )
     assert out.split() == ["True", "True", "120.0"]
+
+
+def test_default_matmul_precision_matches_jax() -> None:
+    def dot_precision(make_jaxpr: Any, np_: Any) -> Any:
+        closed = make_jaxpr(lambda a: a @ a)(np_.ones((2, 2), np_.float32))
+        return closed.jaxpr.eqns[0].params["precision"]
+
+    for name in ("float32", "tensorfloat32", "bfloat16", "highest"):
+        with fcore.default_matmul_precision(name), jax.default_matmul_precision(name):
+            assert str(dot_precision(fcore.make_jaxpr, fnp)) == str(dot_precision(jax.make_jaxpr, jax.numpy))
+    assert dot_precision(fcore.make_jaxpr, fnp) is None
+    fcore.config.update("jax_default_matmul_precision", "high")
+    try:
+        assert fcore.config.read("default_matmul_precision") == "high"
+        assert str(dot_precision(fcore.make_jaxpr, fnp)) == "(Precision.HIGH, Precision.HIGH)"
+    finally:
+        fcore.config.update("jax_default_matmul_precision", None)
+    with pytest.raises(ValueError, match="new enum value must be None or in"):
+        with fcore.default_matmul_precision("bogus"):
+            pass

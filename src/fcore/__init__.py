@@ -13,6 +13,7 @@ from fcore.api.staging import ShapeDtypeStruct as ShapeDtypeStruct, make_jaxpr a
 from fcore.environment import print_environment_info as print_environment_info
 from fcore.config import (
     config as config,
+    default_matmul_precision as default_matmul_precision,
     disable_jit as disable_jit,
     enable_x64 as enable_x64,
     numpy_dtype_promotion as numpy_dtype_promotion,

@@ -31,7 +31,7 @@ def _env_flag(name: str) -> bool:
 class _Globals:
     """The process-wide values (what ``config.update`` sets)."""
 
-    __slots__ = ("x64", "promotion", "disable_jit", "cache_dir", "cache_max_size", "cache_min_secs")
+    __slots__ = ("x64", "promotion", "disable_jit", "cache_dir", "cache_max_size", "cache_min_secs", "matmul_precision")
 
     def __init__(self) -> None:
         self.x64 = _env_flag("FCORE_ENABLE_X64")
@@ -41,6 +41,7 @@ class _Globals:
         self.cache_dir: str | None = os.environ.get("JAX_COMPILATION_CACHE_DIR") or None
         self.cache_max_size = -1  # bytes; -1: unbounded, as jax's default
         self.cache_min_secs = 1.0  # compiles faster than this are not stored, as in jax
+        self.matmul_precision: str | None = os.environ.get("JAX_DEFAULT_MATMUL_PRECISION") or None
 
 
 _globals = _Globals()
@@ -49,6 +50,7 @@ _x64: ContextVar[bool] = ContextVar("fcore_enable_x64")
 _promotion: ContextVar[PromotionMode] = ContextVar("fcore_numpy_dtype_promotion")
 _verify: ContextVar[bool] = ContextVar("fcore_verify_each", default=_env_flag("FCORE_VERIFY"))
 _jit_disabled: ContextVar[bool] = ContextVar("fcore_disable_jit")
+_matmul_precision: ContextVar[str | None] = ContextVar("fcore_default_matmul_precision")
 
 # The getters are read on every primitive application: one ContextVar lookup each.
 
@@ -70,6 +72,23 @@ verify_enabled = _verify.get
 def jit_disabled() -> bool:
     """Whether ``jit`` runs functions op by op (``disable_jit``), as plain Python calls."""
     return _jit_disabled.get(_globals.disable_jit)
+
+
+def default_matmul_precision_value() -> str | None:
+    """The precision of dots and convolutions that pass ``precision=None`` (None: the backend's)."""
+    return _matmul_precision.get(_globals.matmul_precision)
+
+
+#: The values ``default_matmul_precision`` takes, as JAX's (its DotAlgorithmPreset names aside).
+MATMUL_PRECISIONS = ("default", "high", "highest", "bfloat16", "tensorfloat32", "float32")
+
+
+def _matmul_precision_value(value: object) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str) and value in MATMUL_PRECISIONS:
+        return value
+    raise ValueError(f"new enum value must be None or in {list(MATMUL_PRECISIONS)}, got {value} of type {type(value)}.")
 
 
 def compilation_cache_dir() -> str | None:
@@ -110,6 +129,7 @@ _ALIASES = {
     "jax_compilation_cache_dir": "compilation_cache_dir",
     "jax_compilation_cache_max_size": "compilation_cache_max_size",
     "jax_persistent_cache_min_compile_time_secs": "persistent_cache_min_compile_time_secs",
+    "jax_default_matmul_precision": "default_matmul_precision",
 }
 
 #: Called with the new value of ``num_cpu_devices`` (installed by ``fcore.backend``, which
@@ -127,7 +147,8 @@ class Config:
     count, settable only before the first computation), ``compilation_cache_dir`` (alias
     ``jax_compilation_cache_dir``, env ``JAX_COMPILATION_CACHE_DIR``; None turns the persistent
     cache off), ``compilation_cache_max_size`` (bytes, -1 for no bound) and
-    ``persistent_cache_min_compile_time_secs`` (with their ``jax_`` aliases). An update of a JAX setting is
+    ``persistent_cache_min_compile_time_secs`` (with their ``jax_`` aliases), and
+    ``default_matmul_precision`` (alias ``jax_default_matmul_precision``). An update of a JAX setting is
     process-wide (a ``with`` block of the matching context manager still overrides it);
     ``verify`` is set for the current context only.
     """
@@ -153,6 +174,8 @@ class Config:
             _globals.cache_max_size = int(value)  # type: ignore[call-overload]  # any int-like value
         elif key == "persistent_cache_min_compile_time_secs":
             _globals.cache_min_secs = float(value)  # type: ignore[arg-type]  # any float-like value
+        elif key == "default_matmul_precision":
+            _globals.matmul_precision = _matmul_precision_value(value)
         else:
             raise ValueError(f"unknown config option {name!r}")
 
@@ -175,6 +198,8 @@ class Config:
             return _globals.cache_max_size
         if key == "persistent_cache_min_compile_time_secs":
             return _globals.cache_min_secs
+        if key == "default_matmul_precision":
+            return default_matmul_precision_value()
         raise ValueError(f"unknown config option {name!r}")
 
     @property
@@ -231,6 +256,18 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
         yield
     finally:
         _jit_disabled.reset(token)
+
+
+@contextlib.contextmanager
+def default_matmul_precision(precision: str | None) -> Iterator[None]:
+    """Inside the block, dots and convolutions with ``precision=None`` use ``precision``
+    (``"default"``/``"bfloat16"``, ``"high"``/``"tensorfloat32"``, ``"highest"``/``"float32"``),
+    context-locally, as ``jax.default_matmul_precision``."""
+    token = _matmul_precision.set(_matmul_precision_value(precision))
+    try:
+        yield
+    finally:
+        _matmul_precision.reset(token)
 
 
 @contextlib.contextmanager

@@ -30,7 +30,6 @@ __all__ = [
     "IndivisibleError",
     "Mesh",
     "NamedSharding",
-    "P",
     "PartitionSpec",
     "Sharding",
     "SingleDeviceSharding",

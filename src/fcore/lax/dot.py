@@ -23,6 +23,7 @@ import attrs
 import numpy as np
 from typing_extensions import TypeAlias
 
+from fcore.config import default_matmul_precision_value
 from fcore.backend.lowering import LoweringRuleContext, lowering_rules
 from fcore.interpreters.array import Array
 from fcore.interpreters.eval import get_aval
@@ -85,9 +86,14 @@ CanonicalPrecision: TypeAlias = Union[None, tuple[Precision, Precision]]
 
 
 def canonicalize_precision(precision: PrecisionLike) -> CanonicalPrecision:
-    """``None``, or one ``Precision`` per operand (strings such as ``"highest"`` accepted)."""
+    """``None``, or one ``Precision`` per operand (strings such as ``"highest"`` accepted);
+    ``None`` takes the ``default_matmul_precision`` setting where one is in force, as in JAX."""
     if precision is None:
-        return None
+        default = default_matmul_precision_value()
+        if default is None:
+            return None
+        p = _PRECISION_STRINGS[default]
+        return p, p
     if isinstance(precision, Precision):
         return precision, precision
     if isinstance(precision, str) and precision in _PRECISION_STRINGS:
