@@ -58,6 +58,8 @@ def test_reduce_precision_rules_and_errors_match_jax() -> None:
     np.testing.assert_array_equal(
         fcore.vmap(lambda v: lax.reduce_precision(v, 4, 3))(x.reshape(2, 4)), jax.lax.reduce_precision(x.reshape(2, 4), 4, 3)
     )
+    _same_bits(lax.reduce_precision(np.float32(1.1), 5, 2), jax.lax.reduce_precision(np.float32(1.1), 5, 2))  # 0-d
+    _same_bits(lax.reduce_precision(x.reshape(2, 4).T, 4, 3), jax.lax.reduce_precision(x.reshape(2, 4).T, 4, 3))
     for args in ((np.arange(3), 5, 2), (x, 0, 2), (x, 5, -1)):
         with pytest.raises((TypeError, ValueError)) as theirs:
             jax.lax.reduce_precision(*args)

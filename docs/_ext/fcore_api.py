@@ -23,7 +23,11 @@ from sphinx.config import Config
 from sphinx.util.inspect import TypeAliasForwardRef
 
 #: Public modules that fcore does not re-export as attributes (imported by their full name).
-EXTRA_MODULES = ("fcore.export", "fcore.viz", "fcore.interop", "fcore.backend", "fcore.backend.lowering")
+EXTRA_MODULES = (
+    "fcore.export", "fcore.viz", "fcore.interop", "fcore.backend", "fcore.backend.lowering",
+    "fcore.example_libraries.optimizers", "fcore.example_libraries.stax", "fcore.experimental.ode",
+    "fcore.experimental.mesh_utils", "fcore.experimental.multihost_utils",
+)
 
 
 def _exported_by_source(module: types.ModuleType) -> list[str]:

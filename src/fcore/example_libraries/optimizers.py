@@ -21,8 +21,7 @@ from fcore import tree_util
 from fcore.interpreters.array import Array
 
 __all__ = [
-    "InitFn", "JoinPoint", "Optimizer", "OptimizerState", "Params", "ParamsFn", "Schedule", "State", "Step",
-    "UpdateFn", "Updates", "adagrad", "adam", "adamax", "clip_grads", "constant", "exponential_decay",
+    "InitFn", "JoinPoint", "Optimizer", "OptimizerState", "ParamsFn", "Schedule", "UpdateFn", "adagrad", "adam", "adamax", "clip_grads", "constant", "exponential_decay",
     "inverse_time_decay", "l2_norm", "make_schedule", "momentum", "nesterov", "optimizer", "pack_optimizer_state",
     "piecewise_constant", "polynomial_decay", "rmsprop", "rmsprop_momentum", "sgd", "sm3", "unpack_optimizer_state",
 ]

@@ -61,7 +61,7 @@ def _rp_impl(x: NpArray, *, exponent_bits: int, mantissa_bits: int) -> NpArray:
     nbits = x.dtype.itemsize * 8
     uint = np.dtype(f"uint{nbits}").type
     src_m, src_e = int(info.nmant), int(info.nexp)
-    bits = np.ascontiguousarray(x).view(uint)
+    bits = np.array(x, copy=True).view(uint)  # contiguous, any rank (0-d included)
     if mantissa_bits < src_m:
         shift = src_m - mantissa_bits
         last_bit = (bits >> uint(shift)) & uint(1)
