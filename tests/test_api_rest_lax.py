@@ -18,6 +18,7 @@ import fcore.numpy as fnp
 from fcore import lax
 
 jlax_empty: Any = jax.lax.empty  # untyped in jax
+jlax_rbg: Any = jax.lax.rng_bit_generator
 
 
 def _bits(dtype: Any, n: int = 512) -> np.ndarray[Any, Any]:
@@ -103,3 +104,25 @@ def test_broadcast_shapes_and_empty_match_jax() -> None:
     e = lax.empty((2, 3), fnp.int8)
     assert (e.shape, e.dtype) == ((2, 3), np.dtype(np.int8))
     assert fcore.jit(lambda: lax.empty(4, "float32"))().shape == jlax_empty(4, "float32").shape
+
+
+def test_rng_bit_generator_matches_jax() -> None:
+    key = np.array([1, 2, 3, 4], np.uint32)
+    for alg in (0, 1, 2):
+        for dt in (np.uint32, np.uint8):
+            theirs = jlax_rbg(key, (3, 5), dt, jax.lax.RandomAlgorithm(alg))
+            eager = lax.rng_bit_generator(key, (3, 5), dt, lax.RandomAlgorithm(alg))
+            jitted = fcore.jit(lambda k: lax.rng_bit_generator(k, (3, 5), dt, lax.RandomAlgorithm(alg)))(key)
+            for ours in (eager, jitted):
+                for o, t in zip(ours, theirs, strict=True):
+                    assert o.dtype == t.dtype
+                    np.testing.assert_array_equal(o, t)
+    with fcore.enable_x64(), jax.enable_x64(True):
+        k64 = np.array([7, 9], np.uint64)
+        for o, t in zip(lax.rng_bit_generator(k64, (4,), np.uint64), jlax_rbg(k64, (4,), np.uint64)):
+            assert o.dtype == t.dtype
+            np.testing.assert_array_equal(o, t)
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        lax.rng_bit_generator(key, (2,), np.int32)
+    with pytest.raises(TypeError, match="key must be uint32"):
+        lax.rng_bit_generator(key[:3], (2,))

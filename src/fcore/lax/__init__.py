@@ -158,4 +158,8 @@ from fcore.lax.optimization_barrier import (
 )
 from fcore.lax.reduce_precision import reduce_precision as reduce_precision, reduce_precision_p as reduce_precision_p
 from fcore.lax.shape_helpers import broadcast_shapes as broadcast_shapes, empty as empty
+from fcore.lax.rng_bit_generator import (
+    RandomAlgorithm as RandomAlgorithm, rng_bit_generator as rng_bit_generator,
+    rng_bit_generator_p as rng_bit_generator_p,
+)
 from fcore.lax import linalg as linalg
