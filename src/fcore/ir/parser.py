@@ -38,7 +38,7 @@ from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, LiteralSc
 from fcore.ir.params import EMPTY_PARAMS, Params, ParamStruct, ParamValue, make_params
 from fcore.ir.primitive import Primitive, lookup_primitive
 
-__all__ = ["parse_jaxpr", "register_param_enum", "register_param_struct"]
+__all__ = ["parse_jaxpr", "register_param_enum", "register_param_struct", "find_param_enum", "find_param_struct"]
 
 E = TypeVar("E", bound=enum.Enum)
 S = TypeVar("S", bound=ParamStruct)
@@ -93,6 +93,16 @@ def _prefer_own(found: list[type]) -> list[type]:
     """Of several same-named classes, fcore's own (``jax.lax.Precision`` vs fcore's, in tests)."""
     own = [c for c in found if c.__module__.split(".")[0] == _PACKAGE]
     return own if len(found) > 1 and len(own) == 1 else found
+
+
+def find_param_enum(name: str) -> type[enum.Enum] | str:
+    """The parameter enum class called ``name`` (as the parser resolves it), or why there is none."""
+    return _find_enum(name)
+
+
+def find_param_struct(name: str) -> type[ParamStruct] | str:
+    """The ``ParamStruct`` class called ``name`` (as the parser resolves it), or why there is none."""
+    return _find_struct(name)
 
 
 def _find_enum(name: str) -> type[enum.Enum] | str:
