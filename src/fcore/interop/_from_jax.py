@@ -24,7 +24,7 @@ from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.builder import JaxprBuilder
 from fcore.ir.core import Atom, ClosedJaxpr, Literal, Var
-from fcore.ir.params import ParamValue
+from fcore.ir.params import ParamStruct, ParamValue
 from fcore.ir.parser import find_param_enum, find_param_struct
 from fcore.ir.primitive import lookup_primitive
 from fcore.ir.typecheck import typecheck
@@ -151,17 +151,19 @@ class Converter:
             ins = [self.read(a) for a in attr_seq(eqn, "invars")]
             out_avals = [jax_aval(getattr(v, "aval")) for v in attr_seq(eqn, "outvars")]
             params: Mapping[str, object] = getattr(eqn, "params")
+            line = getattr(eqn, "line", None)  # set by the text reader
+            where = f"JAX equation {i} ({name}{'' if line is None else f', line {line}'})"
             try:
                 outs = self.equation(name, ins, params, out_avals)
             except NotImplementedError as e:
-                raise NotImplementedError(f"from_jax: JAX equation {i} ({name}): {e}") from None
+                raise NotImplementedError(f"from_jax: {where}: {e}") from None
             except JaxprTypeError as e:
-                raise JaxprTypeError(f"from_jax: JAX equation {i} ({name}) is ill-typed for fcore: {e}") from None
+                raise JaxprTypeError(f"from_jax: {where} is ill-typed for fcore: {e}") from None
             for v, o, want in zip(attr_seq(eqn, "outvars"), outs, out_avals, strict=True):
                 got = o.aval
                 if got.shape != want.shape or got.dtype != want.dtype:
                     raise TypeError(
-                        f"from_jax: equation {i} ({name}): JAX types an output {want.str_short()}, "
+                        f"from_jax: {where}: JAX types an output {want.str_short()}, "
                         f"fcore's abstract evaluation gives {got.str_short()}"
                     )
                 self.env[id(v)] = o
@@ -251,7 +253,7 @@ def convert_param(key: str, value: object) -> ParamValue:
     """A JAX parameter value as an fcore ``ParamValue``: lists become tuples, NumPy scalars
     Python's, enums and named tuples (dimension numbers) fcore's classes of the same name,
     nested jaxprs fcore's."""
-    if value is None or isinstance(value, (bool, str, np.dtype)):
+    if value is None or isinstance(value, (bool, str, np.dtype, ParamStruct)):
         return value
     if isinstance(value, enum.Enum):
         return _convert_enum(key, value)

@@ -252,6 +252,19 @@ def _convert_split(conv: Converter, ins: list[Atom], params: Params, outs: list[
     return results
 
 
+def _convert_stack(conv: Converter, ins: list[Atom], params: Params, outs: list[ShapedArray]) -> list[Atom]:
+    """JAX 0.10's ``stack[axis]``: each operand given a unit axis there, then concatenated."""
+    axis = _ints((params["axis"],))[0]
+    shape = list(ins[0].aval.shape)
+    shape.insert(axis, 1)
+    dims = tuple(d for d in range(len(shape)) if d != axis)
+    parts: list[Atom] = []
+    for x in ins:
+        (part,) = conv.builder.eqn(broadcast_in_dim_p, [x], shape=tuple(shape), broadcast_dimensions=dims)
+        parts.append(part)
+    return conv.equation("concatenate", parts, {"dimension": axis}, outs)
+
+
 def _ints(value: object) -> list[int]:
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, (int, np.integer)) for v in value):
         raise NotImplementedError(f"expected a sequence of integers, got {value!r}")
@@ -272,4 +285,5 @@ SPECIAL.update({
     "copy": _convert_copy,
     "copy_p": _convert_copy,
     "split": _convert_split,
+    "stack": _convert_stack,
 })
