@@ -101,9 +101,18 @@ def _fcore_random(key: Any) -> Any:
     return fcore.random.normal(key, (3,))
 
 
+def _fcore_maxpool_grad(x: Any) -> Any:
+    """``reduce_window_max`` and ``select_and_scatter_add``: bound as JAX's primitives of the name."""
+    return fcore.grad(lambda a: flax.reduce_window(a, -np.inf, flax.max, (2,), (1,), "VALID").sum())(x)
+
+
+def _fcore_fft_inv(x: Any) -> Any:
+    return fnp.abs(fnp.fft.fft(x)), fnp.linalg.inv(fnp.outer(x[:3], x[:3]) + fnp.eye(3))
+
+
 FCORE_PROGRAMS: list[tuple[Callable[..., Any], tuple[Any, ...]]] = [
     (_fcore_while, (X6,)), (_fcore_cond_scan, (X6,)), (_fcore_gather_top_k, (X6,)),
-    (_fcore_random, (np.array([0, 3], np.uint32),)),
+    (_fcore_random, (np.array([0, 3], np.uint32),)), (_fcore_maxpool_grad, (X6,)), (_fcore_fft_inv, (X6,)),
 ]
 
 

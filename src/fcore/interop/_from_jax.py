@@ -275,6 +275,8 @@ def convert_param(key: str, value: object) -> ParamValue:
         if key == "precision" and len(value) == 2:
             return tuple(Precision.DEFAULT if p is None else convert_param(key, p) for p in value)
         return tuple(convert_param(key, v) for v in value)
+    if key == "select_prim" and hasattr(value, "bind"):  # JAX holds the comparison primitive, fcore its name
+        return str(getattr(value, "name"))
     if is_jax_closed_jaxpr(value):
         return convert_closed(value)
     if _is_jax_open_jaxpr(value):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -40,7 +40,8 @@ def to_jax_callable(closed: ClosedJaxpr, rules: Mapping[str, JaxRule] | None = N
     """A function computing ``closed`` with ``jax.lax`` operations (so ``jax.jit``, ``jax.grad``
     and ``jax.vmap`` apply to it); it takes the jaxpr's inputs and returns the list of outputs.
 
-    Each primitive is applied with the ``jax.lax`` function of the same name (see ``JaxRule``);
+    Each primitive is applied with the ``jax.lax`` function of the same name (see ``JaxRule``),
+    else bound as JAX's primitive of that name (``jax.extend.core.primitives``) with its parameters;
     ``rules`` adds or overrides rules by primitive name, e.g. for user-defined primitives.
     Control flow, calls, custom derivatives and checkpoints become JAX's own (so JAX
     differentiates a custom-derivative function by its rule). ``jax`` is imported here, when
@@ -95,11 +96,20 @@ class _Builder:
         name = eqn.primitive.name
         rule = self.table.get(name)
         if rule is not None:
-            params, lax = eqn.params, self.lax
-            return lambda args: rule(lax, args, params)
+            eqn_params, lax = eqn.params, self.lax
+            return lambda args: rule(lax, args, eqn_params)
         higher = _HIGHER_ORDER.get(name)
         if higher is not None:
             return higher(self, eqn)
+        jax_prim = getattr(importlib.import_module("jax.extend.core.primitives"), name.replace("-", "_") + "_p", None)
+        if jax_prim is not None and not any(isinstance(v, (ClosedJaxpr, Jaxpr)) for v in _flat(eqn.params.values())):
+            # JAX's primitive of the same name, bound with fcore's parameters in JAX's classes.
+            params: dict[str, Any] = {k: _jax_value(self.lax, v) for k, v in eqn.params.items()}
+            select = params.get("select_prim")
+            if isinstance(select, str):  # fcore names the comparison, JAX holds its primitive
+                params["select_prim"] = getattr(importlib.import_module("jax.extend.core.primitives"), select + "_p")
+            multiple = eqn.primitive.multiple_results
+            return lambda args: (list if multiple else _same)(jax_prim.bind(*args, **params))
         raise NotImplementedError(
             f"to_jax_callable: no JAX rule for primitive '{name}' (equation {i}: {pp_eqn_in(jaxpr, i)}); "
             "pass one in `rules`"
@@ -109,6 +119,14 @@ class _Builder:
         inner = eqn.params[key]
         assert isinstance(inner, ClosedJaxpr), f"{eqn.primitive.name}'s {key} must be a ClosedJaxpr"
         return self.fun(inner)
+
+
+def _flat(values: Iterable[ParamValue]) -> list[ParamValue]:
+    return [x for v in values for x in (_flat(v) if isinstance(v, tuple) else [v])]
+
+
+def _same(x: Any) -> Any:
+    return x
 
 
 def _int(eqn: JaxprEqn, key: str) -> int:
