@@ -120,6 +120,23 @@ def custom_vjp_program(x: Any) -> Any:
     return clipped_sin(x * 2.0).sum()
 
 
+def custom_rules_with_closures(x: Any, y: Any) -> Any:
+    """Custom rules closing over a traced value (the calls get closure operands, ``num_consts``)."""
+
+    @jax.custom_jvp
+    def f(a: Any) -> Any:
+        return a * y
+
+    f.defjvp(lambda p, t: (f(p[0]), t[0] * 3.0 * y))
+
+    @jax.custom_vjp
+    def g(a: Any) -> Any:
+        return jnp.sin(a) * y
+
+    g.defvjp(lambda a: (g(a), (a, y)), lambda r, ct: (ct * 5.0 * r[1],))
+    return (f(x) + g(x)).sum()
+
+
 def checkpointed(x: Any) -> Any:
     f = jax.checkpoint(lambda a: jnp.sin(jnp.sin(a)) * a)
     return f(x).sum()
@@ -171,6 +188,7 @@ CORPUS: list[Entry] = [
     ("cond", cond, (X6,)),
     ("custom_jvp", custom_jvp_program, (X6,)),
     ("custom_vjp", custom_vjp_program, (X6,)),
+    ("custom_closures", custom_rules_with_closures, (X6, np.float32(2.0))),
     ("checkpoint", checkpointed, (X6,)),
     ("sort_top_k", sort_top_k, (X6,)),
     ("random_normal", random_normal, (np.array([0, 42], np.uint32),)),
@@ -183,5 +201,5 @@ CORPUS: list[Entry] = [
 ]
 
 #: Entries whose first argument is a float array that ``jax.grad`` of the summed outputs accepts.
-DIFFERENTIABLE = ["scan_rnn", "cond", "custom_jvp", "custom_vjp", "checkpoint", "conv", "einsum",
+DIFFERENTIABLE = ["scan_rnn", "cond", "custom_jvp", "custom_vjp", "custom_closures", "checkpoint", "conv", "einsum",
                   "cumsum", "softmax_jit", "traced_index", "gather", "scatter_add"]

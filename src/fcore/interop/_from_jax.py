@@ -131,12 +131,14 @@ def attr_seq(obj: object, name: str) -> list[object]:
 class Converter:
     """Rebuilds one JAX jaxpr into a ``JaxprBuilder``; one instance per (nested) jaxpr."""
 
-    __slots__ = ("builder", "consts", "env")
+    __slots__ = ("builder", "consts", "env", "jax_invars")
 
     def __init__(self) -> None:
         self.builder = JaxprBuilder()
         self.consts: list[NpArray] = []
         self.env: dict[int, Atom] = {}
+        #: The JAX operands of the equation being translated (custom rules refer to them).
+        self.jax_invars: list[object] = []
 
     def convert(self, jaxpr: object, consts: Sequence[object]) -> ClosedJaxpr:
         b = self.builder
@@ -148,7 +150,8 @@ class Converter:
             self.env[id(v)] = b.invar(jax_aval(getattr(v, "aval")))
         for i, eqn in enumerate(attr_seq(jaxpr, "eqns")):
             name = str(getattr(getattr(eqn, "primitive"), "name"))
-            ins = [self.read(a) for a in attr_seq(eqn, "invars")]
+            self.jax_invars = attr_seq(eqn, "invars")
+            ins = [self.read(a) for a in self.jax_invars]
             out_avals = [jax_aval(getattr(v, "aval")) for v in attr_seq(eqn, "outvars")]
             params: Mapping[str, object] = getattr(eqn, "params")
             line = getattr(eqn, "line", None)  # set by the text reader

@@ -95,17 +95,45 @@ def _rule_converter(in_avals: Sequence[ShapedArray]) -> tuple[Converter, list[At
     return conv, [conv.builder.invar(a) for a in in_avals]
 
 
-# -- custom_jvp_call ----------------------------------------------------------------------------
+# -- custom rules ------------------------------------------------------------------------------
+class _ConstsAsInputs:
+    """A JAX jaxpr whose constvars are leading invars (duck-typed like JAX's ``Jaxpr``)."""
+
+    __slots__ = ("constvars", "invars", "outvars", "eqns")
+
+    def __init__(self, jaxpr: object) -> None:
+        self.constvars: list[object] = []
+        self.invars = [*getattr(jaxpr, "constvars"), *getattr(jaxpr, "invars")]
+        self.outvars, self.eqns = getattr(jaxpr, "outvars"), getattr(jaxpr, "eqns")
+
+
+def _inline_rule(rule: Converter, jax_rule: object, jax_consts: Sequence[object], operands: Mapping[int, Atom],
+                 inputs: Sequence[Atom]) -> list[Atom]:
+    """Inline a rule jaxpr JAX traced late. Its constants are values, or tracers of the trace that
+    staged the call, finished since: each stands for the call operand of its variable (``operands``,
+    by the id of JAX's variable), as it would in JAX's own (still running) trace."""
+    const_atoms: list[Atom] = []
+    for c in jax_consts:
+        if type(c).__name__.endswith("Tracer"):
+            atom = operands.get(id(getattr(c, "val", None)))
+            if atom is None:
+                raise NotImplementedError("a custom rule closes over a traced value that is not an operand of its call")
+            const_atoms.append(atom)
+        else:
+            const_atoms.append(rule.const(np.asarray(c)))
+    return rule.inline(convert_open(_ConstsAsInputs(jax_rule)), [*const_atoms, *inputs])
+
+
 def _convert_custom_jvp(conv: Converter, ins: list[Atom], params: Params, outs: list[ShapedArray]) -> list[Atom]:
-    call = _closed_param(params, "call_jaxpr")
-    call, consts = _hoisted(conv, call)
-    num_consts = _int_param(params, "num_consts") + len(consts)
+    call, hoisted = _hoisted(conv, _closed_param(params, "call_jaxpr"))
+    num_consts = _int_param(params, "num_consts") + len(hoisted)
     jvp_fun = params.get("jvp_jaxpr_fun", params.get("jvp_jaxpr_thunk"))
     if jvp_fun is None or not hasattr(jvp_fun, "call_wrapped"):
         raise NotImplementedError(f"custom_jvp_call without a 'jvp_jaxpr_fun' parameter: {sorted(params)}")
     name = _call_name(params, params.get("call_jaxpr"), "custom_jvp")
-    avals = [*[a.aval for a in consts], *[a.aval for a in ins]]
+    avals = [*[a.aval for a in hoisted], *[a.aval for a in ins]]
     rule_name = str(getattr(getattr(jvp_fun, "debug_info", None), "func_name", None) or "jvp")
+    jax_invars = list(conv.jax_invars)
 
     def make() -> ClosedJaxpr:
         """fcore's rule ``(operands, arg tangents) -> (outs, out tangents)`` from JAX's, which
@@ -113,63 +141,66 @@ def _convert_custom_jvp(conv: Converter, ins: list[Atom], params: Params, outs: 
         args = avals[num_consts:]
         zeros = [not _differentiable(a) for a in args]
         jax_jvp, jax_consts, out_zeros = getattr(jvp_fun, "call_wrapped")(*zeros)
-        inner = convert_open(jax_jvp, list(jax_consts))
         rule, vs = _rule_converter([*avals, *args])
+        operands = {id(v): a for v, a in zip(jax_invars, vs[len(hoisted) : len(avals)], strict=True)}
         primals, tangents = vs[num_consts : len(avals)], vs[len(avals) :]
-        res = rule.inline(inner, [*primals, *[t for t, z in zip(tangents, zeros) if not z]])
+        res = _inline_rule(rule, jax_jvp, jax_consts, operands,
+                           [*primals, *[t for t, z in zip(tangents, zeros) if not z]])
         n = len(out_zeros)
         nonzero = iter(res[n:])
         touts = [_zeros(rule, o.aval) if z else next(nonzero) for o, z in zip(res[:n], out_zeros)]
         return rule.builder.build_closed([*res[:n], *touts], rule.consts)
 
     return list(conv.builder.eqn(
-        custom_jvp_call_p, [*consts, *ins], call_jaxpr=call, jvp=LazyJaxpr(rule_name, make),
+        custom_jvp_call_p, [*hoisted, *ins], call_jaxpr=call, jvp=LazyJaxpr(rule_name, make),
         num_consts=num_consts, symbolic_zeros=bool(params.get("symbolic_zeros", False)), name=name,
     ))
 
 
-# -- custom_vjp_call ----------------------------------------------------------------------------
 def _convert_custom_vjp(conv: Converter, ins: list[Atom], params: Params, outs: list[ShapedArray]) -> list[Atom]:
-    call = _closed_param(params, "call_jaxpr")
-    if params.get("num_consts", 0) or call.consts:
-        raise NotImplementedError("custom_vjp_call with closed-over constants")
+    call, hoisted = _hoisted(conv, _closed_param(params, "call_jaxpr"))
+    num_consts = _int_param(params, "num_consts") + len(hoisted)
     fwd_thunk, jax_bwd, out_trees = params.get("fwd_jaxpr_thunk"), params.get("bwd"), params.get("out_trees")
     if not (hasattr(fwd_thunk, "call_wrapped") and hasattr(jax_bwd, "call_wrapped") and callable(out_trees)):
         raise NotImplementedError(f"custom_vjp_call without 'fwd_jaxpr_thunk', 'bwd' and 'out_trees': {sorted(params)}")
     name = _call_name(params, params.get("call_jaxpr"), "custom_vjp")
-    avals = [a.aval for a in ins]
-    out_avals = call.out_avals
+    avals = [*[a.aval for a in hoisted], *[a.aval for a in ins]]
     fwd_name = str(getattr(getattr(fwd_thunk, "debug_info", None), "func_name", None) or "fwd")
     bwd_name = str(getattr(getattr(jax_bwd, "debug_info", None), "func_name", None) or "bwd")
+    jax_invars = list(conv.jax_invars)
 
     def make_fwd() -> ClosedJaxpr:
-        """fcore's ``fwd``: ``args -> (outs, residuals)``; JAX's returns the residuals first and
-        leaves out those that are arguments (``out_trees``' input forwards)."""
-        jax_fwd, jax_consts = getattr(fwd_thunk, "call_wrapped")(*[_differentiable(a) for a in avals])
+        """fcore's ``fwd``: ``operands -> (outs, residuals)``. JAX's takes the arguments (not the
+        closure operands), returns the residuals first and leaves out those that are operands
+        (``out_trees``' input forwards, which index JAX's operands)."""
+        jax_fwd, jax_consts = getattr(fwd_thunk, "call_wrapped")(*[_differentiable(a) for a in avals[num_consts:]])
         _, res_tree, input_fwds = out_trees()
         num_res_out = int(res_tree.num_leaves) - sum(f is not None for f in input_fwds)
-        inner = convert_open(jax_fwd, list(jax_consts))
-        rule, args = _rule_converter(avals)
-        res_and_outs = rule.inline(inner, args)
+        rule, vs = _rule_converter(avals)
+        jax_operands = vs[len(hoisted) :]
+        operands = {id(v): a for v, a in zip(jax_invars, jax_operands, strict=True)}
+        res_and_outs = _inline_rule(rule, jax_fwd, jax_consts, operands, vs[num_consts:])
         res_out = iter(res_and_outs[:num_res_out])
-        res = [next(res_out) if f is None else args[f] for f in input_fwds]
+        res = [next(res_out) if f is None else jax_operands[f] for f in input_fwds]
         return rule.builder.build_closed([*res_and_outs[num_res_out:], *res], rule.consts)
 
-    fwd = LazyJaxpr(fwd_name, make_fwd)
     traced: dict[tuple[ShapedArray, ...], tuple[ClosedJaxpr, list[bool]]] = {}
 
     def bwd(res: Sequence[Array], cts: Sequence[Array]) -> list[Array | None]:
-        """JAX's ``bwd`` traced by JAX on these types, converted, evaluated on fcore values."""
-        in_avals = tuple(_aval_of(x) for x in [*res, *cts])
+        """JAX's ``bwd`` (of the residuals, without fcore's leading closure operands) traced by
+        JAX on these types, converted, evaluated on fcore values."""
+        args = [*res[num_consts:], *cts]
+        in_avals = tuple(_aval_of(x) for x in args)
         if in_avals not in traced:
             traced[in_avals] = _trace_jax_bwd(jax_bwd, in_avals)
         closed, present = traced[in_avals]
-        got = iter(eval_closed(closed, [*res, *cts]))
+        got = iter(eval_closed(closed, args))
         return [next(got) if p else None for p in present]
 
     return list(conv.builder.eqn(
-        custom_vjp_call_p, ins, call_jaxpr=call, fwd=fwd, bwd=CustomBwd(bwd_name, bwd, out_avals),
-        num_consts=0, symbolic_zeros=bool(params.get("symbolic_zeros", False)), name=name,
+        custom_vjp_call_p, [*hoisted, *ins], call_jaxpr=call, fwd=LazyJaxpr(fwd_name, make_fwd),
+        bwd=CustomBwd(bwd_name, bwd, call.out_avals), num_consts=num_consts,
+        symbolic_zeros=bool(params.get("symbolic_zeros", False)), name=name,
     ))
 
 
