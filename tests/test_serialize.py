@@ -4,6 +4,7 @@ with ``from_jax``) with structural equality and equal constants."""
 
 from __future__ import annotations
 
+import copy
 import json
 import pickle
 import struct
@@ -86,11 +87,15 @@ def test_pickle_in_a_fresh_process() -> None:
     assert out.stdout.decode().split() == ["tanh", "fcore.ir.core"]
 
 
-def test_custom_rules_are_refused_by_name() -> None:
-    (_, f, args), = [e for e in CORPUS if e[0] == "custom_jvp"]
+@pytest.mark.parametrize(("name", "rule"), [("custom_jvp", "jvp"), ("custom_vjp", "(bwd|fwd)")])
+def test_custom_rules_are_refused_by_name(name: str, rule: str) -> None:
+    (_, f, args), = [e for e in CORPUS if e[0] == name]
     closed = from_jax(jax.make_jaxpr(f)(*args))
-    with pytest.raises(SerializationError, match=r"equation \d+ \(custom_jvp_call\): parameter jvp=.*Python function"):
+    with pytest.raises(SerializationError, match=rf"equation \d+ \({name}_call\): parameter {rule}=.*Python function"):
         serialize(closed)
+    with pytest.raises(pickle.PicklingError, match="custom .*rule .* cannot be pickled"):
+        pickle.dumps(closed)
+    assert copy.deepcopy(closed) == closed  # the rules are shared, not copied
 
 
 def _header(data: bytes) -> dict[str, Any]:
