@@ -89,3 +89,13 @@ def test_malformed_text_names_line_and_column() -> None:
 def test_unknown_dialect() -> None:
     with pytest.raises(ValueError, match="unknown dialect 'mlir'"):
         parse_jaxpr("{ lambda ; . let  in () }", dialect="mlir")
+
+
+def test_inf_and_nan_are_names_and_literals() -> None:
+    """JAX's name generator reaches ``inf`` (its 5752nd variable): position tells it from a literal."""
+    multi = "{ lambda ; inf:f32[]. let\n    nan:f32[] = sin inf\n    b:f32[] = mul nan inf:f32[]\n    c:f32[] = add b\n      nan:f32[]\n  in (c,) }"
+    one_line = "{ lambda ; inf:f32[]. let nan:f32[] = sin inf; b:f32[] = mul nan inf:f32[]; c:f32[] = add b nan:f32[] in (c,) }"
+    for text in (multi, one_line):
+        parsed = parse_jaxpr(text, dialect="jax")
+        assert [e.primitive.name for e in parsed.eqns] == ["sin", "mul", "add"]
+        assert str(parsed.eqns[1].invars[1]) == "inf:f32[]" and str(parsed.eqns[2].invars[1]) == "nan:f32[]"

@@ -15,6 +15,7 @@ top-level jaxpr stay constvars.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
@@ -133,10 +134,11 @@ def _np_dtype(dtype: object) -> dtypes.DType:
 
 
 class _Reader:
-    __slots__ = ("toks", "starts", "text", "i", "shared")
+    __slots__ = ("toks", "starts", "text", "i", "shared", "newlines")
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self.newlines = [m.start() for m in re.finditer("\n", text)]
         self.toks: list[str] = []
         self.starts: list[int] = []
         for m in _TOKEN_RE.finditer(text):
@@ -154,7 +156,7 @@ class _Reader:
         raise JaxprParseError(f"line {line}, column {column}: {message}")
 
     def line_of(self, index: int) -> int:
-        return self.text.count("\n", 0, self.starts[index]) + 1
+        return bisect.bisect_right(self.newlines, self.starts[index]) + 1
 
     def expect(self, tok: str, what: str) -> None:
         if self.toks[self.i] != tok:
@@ -190,9 +192,19 @@ class _Reader:
         return _Aval(tuple(int(d) for d in parts), dtype, weak is not None)
 
     def is_binder(self, index: int) -> bool:
-        tok = self.toks[index]
-        return self.toks[index + 1][:1] == ":" and len(self.toks[index + 1]) > 1 and tok.isidentifier() \
-            and tok not in _LITERAL_WORDS and tok not in ("inf", "nan")
+        """``name:type`` at ``index`` (``inf:f32[]`` too: JAX's 8th-thousand name is ``inf``)."""
+        tok, nxt = self.toks[index], self.toks[index + 1]
+        return nxt[:1] == ":" and len(nxt) > 1 and tok.isidentifier() and tok not in _LITERAL_WORDS
+
+    def starts_equation(self, index: int) -> bool:
+        """Binders then ``=``: how an equation is told from a literal argument such as ``inf:f32[]``
+        (JAX continues long argument lists on the next line, so line ends do not tell)."""
+        j = index
+        while self.is_binder(j):
+            j += 2
+        # An equation's binders share the line of its '=': 'mul a inf:f32[]' ends a line before
+        # 'c:f32[] = ...'.
+        return j > index and self.toks[j] == "=" and self.line_of(index) == self.line_of(j)
 
     def binder(self, env: dict[str, _Var]) -> _Var:
         if not self.is_binder(self.i):
@@ -263,7 +275,7 @@ class _Reader:
 
     def ends_args(self) -> bool:
         tok = self.toks[self.i]
-        return tok in ("", "}", ";") or (tok == "in" and self.toks[self.i + 1] == "(") or self.is_binder(self.i) \
+        return tok in ("", "}", ";") or (tok == "in" and self.toks[self.i + 1] == "(") or self.starts_equation(self.i) \
             or (tok == "_" and self.toks[self.i + 1] == "=")
 
     def atom(self, env: Mapping[str, _Var]) -> object:
