@@ -181,10 +181,15 @@ def _scan(b: _Builder, eqn: JaxprEqn) -> Callable[[list[Any]], Any]:
     return apply
 
 
+def _dtype_of(x: Any) -> np.dtype[Any]:
+    dtype = getattr(x, "dtype", None)  # a JAX value, or a NumPy one
+    return np.dtype(dtype) if dtype is not None else np.asarray(x).dtype
+
+
 def _float0_free(x: Any, like: Any) -> Any:
     """A JAX tangent of an integer value is ``float0``; fcore's rules take zeros of the value's type."""
     if str(getattr(x, "dtype", "")) == "float0":
-        return np.zeros(np.shape(like), np.asarray(like).dtype if not hasattr(like, "dtype") else like.dtype)
+        return np.zeros(np.shape(like), _dtype_of(like))
     return x
 
 
@@ -211,8 +216,7 @@ def _custom_jvp(b: _Builder, eqn: JaxprEqn) -> Callable[[list[Any]], Any]:
 
 
 def _tangent_of(b: _Builder, primal: Any, tangent: Any) -> Any:
-    dtype = np.dtype(getattr(primal, "dtype", np.asarray(primal).dtype))
-    if dtypes.is_inexact(dtype):
+    if dtypes.is_inexact(_dtype_of(primal)):
         return tangent
     return np.zeros(np.shape(primal), b.jax.dtypes.float0)
 
