@@ -160,6 +160,17 @@ def random_typed_key(seed: Any) -> Any:
     return jax.random.bits(jax.random.key(seed), (3,))
 
 
+def randint_typed_key(seed: Any) -> Any:
+    """Structural operations (``slice``, ``squeeze``) on a typed key array."""
+    return jax.random.randint(jax.random.key(seed), (3,), 0, 10)
+
+
+def det_searchsorted(x: Any) -> Any:
+    """``platform_index`` and a platform-dependent ``cond``; total-order ``le_to``; shared
+    jaxprs JAX prints after their first use."""
+    return jnp.linalg.det(jnp.outer(x, x) + jnp.eye(x.shape[0])), jnp.searchsorted(jnp.sort(x), 0.5)
+
+
 def conv(x: Any, w: Any) -> Any:
     return lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NCHW", "OIHW", "NCHW"))
 
@@ -194,6 +205,8 @@ CORPUS: list[Entry] = [
     ("random_normal", random_normal, (np.array([0, 42], np.uint32),)),
     ("random_split_uniform", random_split_uniform, (np.array([1, 7], np.uint32),)),
     ("random_typed_key", random_typed_key, (np.int32(5),)),
+    ("randint_typed_key", randint_typed_key, (np.int32(3),)),
+    ("det_searchsorted", det_searchsorted, (X6[:4],)),
     ("conv", conv, (_RNG.normal(size=(1, 2, 5, 5)).astype(np.float32), _RNG.normal(size=(3, 2, 3, 3)).astype(np.float32))),
     ("einsum", einsum, (X23, W1)),
     ("cumsum", cumsum, (X23,)),

@@ -25,7 +25,7 @@ from fcore.ir import parse_jaxpr
 Program = tuple[str, Callable[..., Any], tuple[Any, ...]]
 
 #: Programs with custom derivative rules: JAX prints only the rules' names.
-WITH_RULES = {"custom_jvp", "custom_vjp", "custom_closures", "softmax_jit"}
+WITH_RULES = {"custom_jvp", "custom_vjp", "custom_closures", "softmax_jit", "det_searchsorted"}
 PROGRAMS: list[Program] = [
     *[entry for entry in CORPUS if entry[0] not in WITH_RULES],
     *[(name, make(_J), args) for name, (make, args) in PRINTING_CORPUS.items()],

@@ -27,7 +27,7 @@ from fcore.ir import SerializationError, deserialize, serialize
 from fcore.testing import Program, programs
 
 #: Programs whose custom-derivative rules are Python functions: they neither pickle nor serialize.
-WITH_RULES = {"custom_jvp", "custom_vjp", "custom_closures", "softmax_jit"}
+WITH_RULES = {"custom_jvp", "custom_vjp", "custom_closures", "softmax_jit", "det_searchsorted"}
 
 
 def _round_trips(closed: ClosedJaxpr) -> None:

@@ -42,7 +42,14 @@ _PLACEMENT_PARAMS = frozenset({"sharding", "out_sharding", "accumulation_type"})
 #: affects neither values nor derivatives).
 DROPPED: dict[str, frozenset[str]] = {
     "scan": frozenset({"_split_transpose"}),  # how JAX splits the transposed loop (a schedule)
+    "cond": frozenset({"branches_platforms"}),  # the platform each branch is for: the index operand
+    # (``platform_index``, a constant for fcore's platform) already chooses
 }
+
+#: Structural primitives applied to typed PRNG keys: fcore applies them to the key data, whose
+#: extra trailing axis of 2 words the parameters must cover (``KeyParams(params, operand avals)``).
+KeyParams = Callable[[dict[str, ParamValue], list[ShapedArray]], dict[str, ParamValue]]
+KEY_DATA_PARAMS: dict[str, KeyParams] = {}
 
 #: fcore parameters JAX does not write, from the equation's operands (``scan``'s ``linear``:
 #: JAX 0.10 keeps it out of the equation; nothing JAX stages is linear).
@@ -131,7 +138,7 @@ def attr_seq(obj: object, name: str) -> list[object]:
 class Converter:
     """Rebuilds one JAX jaxpr into a ``JaxprBuilder``; one instance per (nested) jaxpr."""
 
-    __slots__ = ("builder", "consts", "env", "jax_invars")
+    __slots__ = ("builder", "consts", "env", "jax_invars", "key_typed")
 
     def __init__(self) -> None:
         self.builder = JaxprBuilder()
@@ -139,6 +146,8 @@ class Converter:
         self.env: dict[int, Atom] = {}
         #: The JAX operands of the equation being translated (custom rules refer to them).
         self.jax_invars: list[object] = []
+        #: Whether that equation has typed PRNG key operands or results.
+        self.key_typed = False
 
     def convert(self, jaxpr: object, consts: Sequence[object]) -> ClosedJaxpr:
         b = self.builder
@@ -151,6 +160,8 @@ class Converter:
         for i, eqn in enumerate(attr_seq(jaxpr, "eqns")):
             name = str(getattr(getattr(eqn, "primitive"), "name"))
             self.jax_invars = attr_seq(eqn, "invars")
+            self.key_typed = any(is_jax_key_dtype(getattr(getattr(v, "aval", None), "dtype", None))
+                                 for v in [*self.jax_invars, *attr_seq(eqn, "outvars")])
             ins = [self.read(a) for a in self.jax_invars]
             out_avals = [jax_aval(getattr(v, "aval")) for v in attr_seq(eqn, "outvars")]
             params: Mapping[str, object] = getattr(eqn, "params")
@@ -208,6 +219,11 @@ class Converter:
         defaults = DEFAULTS.get(name)
         if defaults is not None:
             new_params = {**defaults(ins), **new_params}
+        if self.key_typed:
+            key_params = KEY_DATA_PARAMS.get(name)
+            if key_params is None:
+                raise NotImplementedError(f"'{name}' applied to typed PRNG keys")
+            new_params = key_params(new_params, [a.aval for a in ins])
         if name in _ELEMENTWISE_NARY and out_avals:
             ins = [self.broadcast(a, out_avals[0].shape) for a in ins]
         return list(self.builder.eqn(prim, ins, **new_params))

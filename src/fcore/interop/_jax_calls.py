@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from fcore import ad_checkpoint
-from fcore.interop._from_jax import SPECIAL, Converter, convert_closed, convert_open, is_jax_closed_jaxpr
+from fcore.interop._from_jax import SPECIAL, Converter, Special, convert_closed, convert_open, is_jax_closed_jaxpr
 from fcore.interpreters.array import Array
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray
@@ -296,6 +296,44 @@ def _convert_stack(conv: Converter, ins: list[Atom], params: Params, outs: list[
     return conv.equation("concatenate", parts, {"dimension": axis}, outs)
 
 
+def _convert_platform_index(conv: Converter, ins: list[Atom], params: Params, outs: list[ShapedArray]) -> list[Atom]:
+    """``lax.platform_dependent``'s branch index: JAX lowers it to a constant per platform;
+    fcore knows its platform now, so it is that constant (``None`` is the default branch)."""
+    platform = importlib.import_module("fcore").devices()[0].platform
+    names = {platform, "cuda" if platform == "gpu" else platform}
+    platforms = params.get("platforms")
+    if not isinstance(platforms, (tuple, list)):
+        raise NotImplementedError(f"platform_index without 'platforms': {sorted(params)}")
+    for i, group in enumerate(platforms):
+        if group is None or names & {str(g) for g in group}:
+            return [Literal.of(np.int32(i), ShapedArray((), dtypes.int32))]
+    raise NotImplementedError(f"platform_index: no branch for platform {platform!r} among {platforms}")
+
+
+def _total_order(cmp: str) -> Special:
+    """JAX's ``eq_to``/``lt_to``/``le_to``: comparisons in IEEE total order (-0 < +0, NaNs
+    ordered by sign and payload): floats compared as their bits made monotonic integers."""
+
+    def convert(conv: Converter, ins: list[Atom], params: Params, outs: list[ShapedArray]) -> list[Atom]:
+        dtype = ins[0].aval.dtype
+        if dtypes.is_inexact(dtype) and not dtypes.is_complex(dtype):
+            ints = {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}[dtype.itemsize]
+            ins = [_monotonic_bits(conv, a, ints) for a in ins]
+        return conv.equation(cmp, ins, {}, outs)
+
+    return convert
+
+
+def _monotonic_bits(conv: Converter, x: Atom, ints: dtypes.DType) -> Atom:
+    """The bits of float ``x`` as a signed integer ordered as IEEE's total order."""
+    (bits,) = conv.equation("bitcast_convert_type", [x], {"new_dtype": ints}, [])
+    mask = Literal.of(np.array(np.iinfo(ints).max, ints), ShapedArray((), ints))
+    zero = Literal.of(np.zeros((), ints), ShapedArray((), ints))
+    (flipped,) = conv.equation("xor", [bits, mask], {}, [bits.aval])
+    (negative,) = conv.equation("lt", [bits, zero], {}, [bits.aval])
+    return conv.equation("select_n", [negative, bits, flipped], {}, [bits.aval])[0]
+
+
 def _ints(value: object) -> list[int]:
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, (int, np.integer)) for v in value):
         raise NotImplementedError(f"expected a sequence of integers, got {value!r}")
@@ -317,4 +355,8 @@ SPECIAL.update({
     "copy_p": _convert_copy,
     "split": _convert_split,
     "stack": _convert_stack,
+    "platform_index": _convert_platform_index,
+    "eq_to": _total_order("eq"),
+    "lt_to": _total_order("lt"),
+    "le_to": _total_order("le"),
 })

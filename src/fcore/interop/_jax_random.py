@@ -14,9 +14,10 @@ from typing import Any
 
 from fcore.api.staging import ShapeDtypeStruct, make_jaxpr
 from fcore.api.vectorize import vmap
-from fcore.interop._from_jax import SPECIAL, Converter
+from fcore.interop._from_jax import KEY_DATA_PARAMS, SPECIAL, Converter
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import Atom, ClosedJaxpr
+from fcore.ir.params import ParamValue
 from fcore.random._threefry import threefry_fold_in, threefry_random_bits, threefry_seed, threefry_split
 
 __all__: list[str] = []
@@ -76,6 +77,50 @@ def _split(conv: Converter, ins: list[Atom], params: Params, outs: list[ShapedAr
 
 def _fold_in(conv: Converter, ins: list[Atom], params: Params, outs: list[ShapedArray]) -> list[Atom]:
     return _inline(conv, threefry_fold_in, ins, _key_batch(ins[0]))
+
+
+# -- structural operations on key arrays: the same on the key data, whose last axis is the words --
+def _tuple(value: ParamValue) -> tuple[ParamValue, ...]:
+    if not isinstance(value, tuple):
+        raise NotImplementedError(f"expected a tuple parameter, got {value!r}")
+    return value
+
+
+def _words_axis(params: dict[str, ParamValue], avals: list[ShapedArray]) -> dict[str, ParamValue]:
+    return params  # axes counted from the front are the same; the words axis is last
+
+
+def _slice(params: dict[str, ParamValue], avals: list[ShapedArray]) -> dict[str, ParamValue]:
+    strides = params.get("strides")
+    return {**params, "start_indices": (*_tuple(params["start_indices"]), 0),
+            "limit_indices": (*_tuple(params["limit_indices"]), 2),
+            "strides": None if strides is None else (*_tuple(strides), 1)}
+
+
+def _reshape(params: dict[str, ParamValue], avals: list[ShapedArray]) -> dict[str, ParamValue]:
+    if params.get("dimensions") is not None:
+        raise NotImplementedError("reshape of typed keys with 'dimensions'")
+    return {**params, "new_sizes": (*_tuple(params["new_sizes"]), 2)}
+
+
+def _broadcast(params: dict[str, ParamValue], avals: list[ShapedArray]) -> dict[str, ParamValue]:
+    shape = _tuple(params["shape"])
+    return {**params, "shape": (*shape, 2), "broadcast_dimensions": (*_tuple(params["broadcast_dimensions"]), len(shape))}
+
+
+def _transpose(params: dict[str, ParamValue], avals: list[ShapedArray]) -> dict[str, ParamValue]:
+    perm = _tuple(params["permutation"])
+    return {**params, "permutation": (*perm, len(perm))}
+
+
+def _dynamic_slice(params: dict[str, ParamValue], avals: list[ShapedArray]) -> dict[str, ParamValue]:
+    raise NotImplementedError("dynamic_slice of typed keys")  # the start index operands would need a zero
+
+
+KEY_DATA_PARAMS.update({
+    "slice": _slice, "reshape": _reshape, "broadcast_in_dim": _broadcast, "transpose": _transpose,
+    "squeeze": _words_axis, "concatenate": _words_axis, "rev": _words_axis, "dynamic_slice": _dynamic_slice,
+})
 
 
 SPECIAL.update({

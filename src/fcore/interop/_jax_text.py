@@ -100,6 +100,20 @@ class _Closed:
         self.jaxpr, self.consts = jaxpr, ()
 
 
+class _SharedRef:
+    """A reference to a jaxpr JAX hoisted to the front (``let name = { ... } in``), which may be
+    printed after the jaxprs that refer to it: resolved when the converter reads it."""
+
+    __slots__ = ("shared", "name", "consts")
+
+    def __init__(self, shared: dict[str, _Closed], name: str) -> None:
+        self.shared, self.name, self.consts = shared, name, ()
+
+    @property
+    def jaxpr(self) -> _Jaxpr:
+        return self.shared[self.name].jaxpr
+
+
 #: Parameters JAX's printer leaves out, restored from the equation (its result types).
 _HIDDEN: dict[str, Callable[[list[_Var]], dict[str, object]]] = {
     "broadcast_in_dim": lambda outs: {"shape": outs[0].aval.shape, "broadcast_dimensions": ()},
@@ -134,7 +148,7 @@ def _np_dtype(dtype: object) -> dtypes.DType:
 
 
 class _Reader:
-    __slots__ = ("toks", "starts", "text", "i", "shared", "newlines")
+    __slots__ = ("toks", "starts", "text", "i", "shared", "shared_names", "newlines")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -148,6 +162,7 @@ class _Reader:
         self.starts += [len(text), len(text)]
         self.i = 0
         self.shared: dict[str, _Closed] = {}
+        self.shared_names = set(re.findall(r"^let ([A-Za-z_][A-Za-z0-9_]*) = \{", text, re.M))
 
     def fail(self, index: int, message: str) -> NoReturn:
         pos = self.starts[index]
@@ -310,7 +325,7 @@ class _Reader:
             if not key.isidentifier() or self.toks[self.i + 1] != "=":
                 self.fail(self.i, f"expected 'name=value' or ']', got {key!r}")
             self.i += 2
-            if key == "name" and self.toks[self.i] in self.shared:  # a call's name, not the shared jaxpr
+            if key == "name" and self.toks[self.i] in self.shared_names:  # a call's name, not the shared jaxpr
                 items[key] = self.toks[self.i]
                 self.i += 1
                 continue
@@ -334,8 +349,8 @@ class _Reader:
             return {"None": None, "True": True, "False": False}[tok]
         if self.toks[self.i] == "(":
             return self.call(i)
-        if tok in self.shared:
-            return self.shared[tok]
+        if tok in self.shared_names:
+            return _SharedRef(self.shared, tok)
         if tok in _DTYPE_NAMES:
             return _DTYPE_NAMES[tok]
         if "." in tok:
