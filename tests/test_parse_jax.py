@@ -13,6 +13,7 @@ from typing import Any
 import jax
 import numpy as np
 import pytest
+from hypothesis import given, settings
 from jax_corpus import CORPUS
 from test_printing_vs_jax import CORPUS as PRINTING_CORPUS
 from test_printing_vs_jax import DIFFERENT, _J
@@ -21,6 +22,7 @@ from fcore.core import eval_jaxpr, typecheck
 from fcore.errors import JaxprParseError
 from fcore.interop import from_jax
 from fcore.ir import parse_jaxpr
+from fcore.testing import Program, programs
 
 Program = tuple[str, Callable[..., Any], tuple[Any, ...]]
 
@@ -43,6 +45,14 @@ def test_jax_text_parses_to_the_imported_jaxpr(program: Program) -> None:
     jax_closed = jax.make_jaxpr(f)(*args)
     parsed = parse_jaxpr(str(jax_closed), dialect="jax")
     typecheck(parsed)
+    assert _normalized(str(parsed)) == _normalized(str(from_jax(jax_closed).jaxpr))
+
+
+@settings(max_examples=15, deadline=None)
+@given(programs(max_steps=6))
+def test_random_programs_traced_by_jax_parse(program: Program) -> None:
+    jax_closed = jax.make_jaxpr(program.function(jax))(*program.inputs)
+    parsed = parse_jaxpr(str(jax_closed), dialect="jax")
     assert _normalized(str(parsed)) == _normalized(str(from_jax(jax_closed).jaxpr))
 
 

@@ -225,8 +225,9 @@ class _Reader:
         if not self.is_binder(self.i):
             self.fail(self.i, f"expected a binder 'name:type', got {self.toks[self.i]!r}")
         v = _Var(self.aval(self.i + 1))
-        if self.toks[self.i] != "_":
-            env[self.toks[self.i]] = v
+        # '_' binds too: JAX names a call body's result after the caller's dropped '_' and
+        # returns it ('_:f32[] = select_n b c a in (_,)').
+        env[self.toks[self.i]] = v
         self.i += 2
         return v
 
