@@ -22,7 +22,8 @@ from fcore.core import eval_jaxpr, typecheck
 from fcore.errors import JaxprParseError
 from fcore.interop import from_jax
 from fcore.ir import parse_jaxpr
-from fcore.testing import Program, programs
+from fcore.testing import Program as RandomProgram
+from fcore.testing import programs
 
 Program = tuple[str, Callable[..., Any], tuple[Any, ...]]
 
@@ -50,7 +51,7 @@ def test_jax_text_parses_to_the_imported_jaxpr(program: Program) -> None:
 
 @settings(max_examples=15, deadline=None)
 @given(programs(max_steps=6))
-def test_random_programs_traced_by_jax_parse(program: Program) -> None:
+def test_random_programs_traced_by_jax_parse(program: RandomProgram) -> None:
     jax_closed = jax.make_jaxpr(program.function(jax))(*program.inputs)
     parsed = parse_jaxpr(str(jax_closed), dialect="jax")
     assert _normalized(str(parsed)) == _normalized(str(from_jax(jax_closed).jaxpr))
