@@ -367,3 +367,23 @@ def test_params_type_of_rules() -> None:
     closed = fcore.make_jaxpr(lambda x: flax.integer_pow(x, 3))(X)
     _assert_same(to_jax_callable(closed, rules={"integer_pow": rule})(X), [X**3])
     assert seen and seen[0]["y"] == 3
+
+
+@pytest.mark.parametrize("policy", ["dots_saveable", "nothing_saveable", "dots_with_no_batch_dims_saveable",
+                                    "save_only_these_names", "save_any_names_but_these"])
+def test_checkpoint_policies_round_trip(policy: str) -> None:
+    make = getattr(jax.checkpoint_policies, policy)
+    jax_policy = make("a", "b") if policy.startswith("save_") else make
+    f = jax.checkpoint(lambda a: jnp.sin(a @ a.T), policy=jax_policy)
+    closed = from_jax(jax.make_jaxpr(f)(X))
+    ours = closed.eqns[0].params["policy"]
+    assert ours is not None and type(ours).__module__ == "fcore.lax.remat"
+    back = jax.make_jaxpr(to_jax_callable(closed))(X).eqns[0].params["policy"]
+    assert back == jax_policy or getattr(back, "__name__", None) == getattr(jax_policy, "__name__", 0)
+
+
+def test_unknown_checkpoint_policy_is_named() -> None:
+    cp = jax.checkpoint_policies
+    f = jax.checkpoint(jnp.sin, policy=cp.save_from_both_policies(cp.dots_saveable, cp.nothing_saveable))
+    with pytest.raises(NotImplementedError, match="checkpoint policy .* has no fcore equivalent"):
+        from_jax(jax.make_jaxpr(f)(X))

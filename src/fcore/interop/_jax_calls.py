@@ -27,7 +27,7 @@ from fcore.ir.core import Atom, ClosedJaxpr, Literal
 from fcore.ir.params import ParamValue
 from fcore.lax.call import eval_closed, hoist_consts, jit_p
 from fcore.lax.custom_derivatives import CustomBwd, custom_jvp_call_p, custom_vjp_call_p
-from fcore.lax.remat import SavePolicy, remat_p
+from fcore.lax.remat import DotsSaveable, SaveNames, SavePolicy, remat_p
 from fcore.lax.shapes import broadcast_in_dim_p
 from fcore.lax.traced_rules import LazyJaxpr
 
@@ -238,13 +238,20 @@ _POLICIES: dict[str, Callable[[], SavePolicy]] = {
 
 
 def _policy(value: object) -> ParamValue:
+    """JAX's residual policy as fcore's: the named functions by name, JAX 0.10's policy objects
+    (``DotsSaveable``, ``SaveOnlyTheseNames``, ``SaveAnyNamesButThese``) by class and fields."""
     if value is None:
         return None
-    name = getattr(value, "__name__", None)
-    make = _POLICIES.get(str(name))
-    if make is None:
-        raise NotImplementedError(f"checkpoint policy {value!r} has no fcore equivalent")
-    return make()
+    make = _POLICIES.get(str(getattr(value, "__name__", None)))
+    if make is not None:
+        return make()
+    kind = type(value).__name__
+    if kind == "DotsSaveable":
+        return DotsSaveable(only_if_no_batch_dims=bool(getattr(value, "only_if_no_batch_dims")))
+    if kind in ("SaveOnlyTheseNames", "SaveAnyNamesButThese"):
+        names = getattr(value, "saveable_names" if kind == "SaveOnlyTheseNames" else "names")
+        return SaveNames(names=tuple(sorted(str(n) for n in names)), exclude=kind == "SaveAnyNamesButThese")
+    raise NotImplementedError(f"checkpoint policy {value!r} has no fcore equivalent")
 
 
 def _convert_checkpoint(conv: Converter, ins: list[Atom], params: Params, outs: list[ShapedArray]) -> list[Atom]:

@@ -25,7 +25,7 @@ from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal
 from fcore.ir.params import Params, ParamStruct, ParamValue
 from fcore.ir.printer import pp_eqn_in
 from fcore.lax.custom_derivatives import CustomBwd
-from fcore.lax.remat import SavePolicy
+from fcore.lax.remat import DotsSaveable, EitherSaves, EverythingSaveable, NothingSaveable, SaveNames
 from fcore.lax.traced_rules import LazyJaxpr
 
 __all__ = ["to_jax_callable", "JaxRule"]
@@ -274,13 +274,19 @@ def _remat(b: _Builder, eqn: JaxprEqn) -> Callable[[list[Any]], Any]:
 
 
 def _jax_policy(jax: ModuleType, policy: ParamValue) -> Any:
-    assert isinstance(policy, SavePolicy)
-    name = {"EverythingSaveable": "everything_saveable", "NothingSaveable": "nothing_saveable"}.get(type(policy).__name__)
-    if type(policy).__name__ == "DotsSaveable":
-        name = "dots_with_no_batch_dims_saveable" if getattr(policy, "only_if_no_batch_dims") else "dots_saveable"
-    if name is None:
-        raise NotImplementedError(f"to_jax_callable: checkpoint policy {policy!r} has no JAX equivalent here")
-    return getattr(jax.checkpoint_policies, name)
+    """fcore's residual policy as JAX's ``jax.checkpoint_policies`` one."""
+    policies = jax.checkpoint_policies
+    if isinstance(policy, EverythingSaveable):
+        return policies.everything_saveable
+    if isinstance(policy, NothingSaveable):
+        return policies.nothing_saveable
+    if isinstance(policy, DotsSaveable):
+        return policies.dots_with_no_batch_dims_saveable if policy.only_if_no_batch_dims else policies.dots_saveable
+    if isinstance(policy, SaveNames):
+        return (policies.save_any_names_but_these if policy.exclude else policies.save_only_these_names)(*policy.names)
+    if isinstance(policy, EitherSaves):
+        return policies.save_from_both_policies(_jax_policy(jax, policy.first), _jax_policy(jax, policy.second))
+    raise NotImplementedError(f"to_jax_callable: checkpoint policy {policy!r} has no JAX equivalent here")
 
 
 _HIGHER_ORDER: dict[str, Callable[[_Builder, JaxprEqn], Callable[[list[Any]], Any]]] = {
