@@ -10,7 +10,7 @@ from typing_extensions import Concatenate, TypeAlias
 from fcore.interpreters.eval import get_aval
 from fcore.interpreters.stack import bind_with_trace, set_current_trace
 from fcore.interpreters.staging import StagingTrace
-from fcore.interpreters.trace import Trace, Tracer
+from fcore.interpreters.trace import Trace, Tracer, equation_source
 from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.core import ClosedJaxpr, Literal
 from fcore.ir.params import ParamValue
@@ -188,13 +188,15 @@ def batch_jaxpr(
         for eqn in jaxpr.eqns:
             pairs = [read(a) for a in eqn.invars]
             if all(d is None for _, d in pairs):
-                outvars = builder.emit(eqn.primitive, [builder.to_atom(x) for x, _ in pairs], eqn.params)
+                with equation_source(eqn):
+                    outvars = builder.emit(eqn.primitive, [builder.to_atom(x) for x, _ in pairs], eqn.params)
                 for v, o in zip(eqn.outvars, outvars):
                     env[id(v)] = (builder.tracer(o), None)
                 continue
-            outs, dims = call_batching_rule(
-                eqn.primitive, axis_size, [x for x, _ in pairs], [d for _, d in pairs], eqn.params.as_dict()
-            )
+            with equation_source(eqn):
+                outs, dims = call_batching_rule(
+                    eqn.primitive, axis_size, [x for x, _ in pairs], [d for _, d in pairs], eqn.params.as_dict()
+                )
             for v, o, d in zip(eqn.outvars, outs, dims):
                 env[id(v)] = (o, d)
         results = [read(a) for a in jaxpr.outvars]
