@@ -279,8 +279,11 @@ class Jaxpr:
 
     __repr__ = __str__
 
-    def pretty_print(self) -> str:
-        return str(self)
+    def pretty_print(self, *, source_info: bool = False, print_shapes: bool = True, name_stack: bool = False) -> str:
+        """The text, optionally with each equation's user line and name stack (JAX's options)."""
+        from fcore.ir.printer import pp_jaxpr
+
+        return pp_jaxpr(self, source_info=source_info, print_shapes=print_shapes, name_stack=name_stack)
 
     def typecheck(self) -> JaxprType:
         from fcore.ir.typecheck import typecheck
@@ -382,8 +385,8 @@ class ClosedJaxpr:
 
     __repr__ = __str__
 
-    def pretty_print(self) -> str:
-        return str(self.jaxpr)
+    def pretty_print(self, *, source_info: bool = False, print_shapes: bool = True, name_stack: bool = False) -> str:
+        return self.jaxpr.pretty_print(source_info=source_info, print_shapes=print_shapes, name_stack=name_stack)
 
 
 def _const_equal(a: object, b: object) -> bool:
