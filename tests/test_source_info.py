@@ -154,7 +154,7 @@ def test_typecheck_error_names_the_users_line() -> None:
     closed = fcore.make_jaxpr(fprog)(X)
     bad = closed.eqns[0].replace(outvars=(Var(ShapedArray((4,), np.dtype("float32"))),))
     broken = closed.jaxpr.replace(eqns=(bad, *closed.eqns[1:]), outvars=closed.jaxpr.outvars)
-    with pytest.raises(JaxprTypeError, match=re.escape(f"(bound at {__file__}:{SIN_LINE}:")):
+    with pytest.raises(JaxprTypeError, match=re.escape(f"(equation 0 was bound at {__file__}:{SIN_LINE}:")):
         typecheck(broken)
 
 
