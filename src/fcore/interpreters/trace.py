@@ -70,6 +70,11 @@ def _user_entry(code: CodeType) -> tuple[CodeType, dict[object, SourceInfo]] | N
     return entry
 
 
+def is_internal_code(code: CodeType) -> bool:
+    """Whether ``code`` is fcore's or the standard library's (never the user's line)."""
+    return id(code) in _internal_ids or _user_entry(code) is None
+
+
 def user_frame() -> FrameType | None:
     """The innermost stack frame that is not fcore's own code (nor the standard library's)."""
     frame: FrameType | None = sys._getframe(1)

@@ -289,26 +289,41 @@ def _debug_callback_lowering(ctx: LoweringRuleContext, *args: str, callback: Hos
     return _lower_host_call(ctx, args, _compiled_form(callback, callback.fun, [], ordered))
 
 
+@overload
 def debug_callback(callback: Callable[..., Any], *args: Any, ordered: bool = False, partitioned: bool = False,
-                   **kwargs: Any) -> None:
+                   **kwargs: Any) -> None: ...
+@overload
+def debug_callback(*, ordered: bool = False, partitioned: bool = False) -> Callable[..., None]: ...
+def debug_callback(callback: Callable[..., Any] | None = None, *args: Any, ordered: bool = False,
+                   partitioned: bool = False, **kwargs: Any) -> Callable[..., None] | None:
     """Call ``callback(*args, **kwargs)`` for its effect, eagerly or from compiled code
-    (``jax.debug.callback``): it receives fcore arrays, and its result is ignored.
-    (``partitioned`` only matters for sharded arrays, which fcore does not have.)"""
-    if not callable(callback):
-        raise TypeError(f"first argument to `debug.callback` must be callable, got {callback!r}")
-    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-    dyn = [x for x in leaves if _is_array_leaf(x)]
-    statics = {i: x for i, x in enumerate(leaves) if not _is_array_leaf(x)}  # passed as they are
+    (``jax.debug.callback``; also the two-call form ``debug.callback(ordered=True)(f, ...)``):
+    it receives fcore arrays, and its result is ignored. (``partitioned`` only matters for
+    sharded arrays: fcore calls back with whole arrays either way.)"""
 
-    def flat_fun(*dyn_leaves: Any) -> list[Any]:
-        it = iter(dyn_leaves)
-        merged = [statics[i] if i in statics else next(it) for i in range(len(leaves))]
-        a, k = tree_util.tree_unflatten(in_tree, merged)
-        callback(*a, **k)
-        return []
+    def _callback(callback: Callable[..., Any], *c_args: Any, **c_kwargs: Any) -> None:
+        if not callable(callback):
+            raise TypeError(f"first argument to `debug.callback` must be callable, got {callback!r}")
+        leaves, in_tree = tree_util.tree_flatten((c_args, c_kwargs))
+        dyn = [x for x in leaves if _is_array_leaf(x)]
+        statics = {i: x for i, x in enumerate(leaves) if not _is_array_leaf(x)}  # passed as they are
 
-    hc = HostCallback(getattr(callback, "__name__", type(callback).__name__), flat_fun)
-    debug_callback_p.bind(*dyn, callback=hc, ordered=bool(ordered))
+        def flat_fun(*dyn_leaves: Any) -> list[Any]:
+            it = iter(dyn_leaves)
+            merged = [statics[i] if i in statics else next(it) for i in range(len(leaves))]
+            a, k = tree_util.tree_unflatten(in_tree, merged)
+            callback(*a, **k)
+            return []
+
+        hc = HostCallback(getattr(callback, "__name__", type(callback).__name__), flat_fun)
+        debug_callback_p.bind(*dyn, callback=hc, ordered=bool(ordered))
+
+    if callback is not None:
+        _callback(callback, *args, **kwargs)
+        return None
+    if args or kwargs:
+        raise TypeError(f"debug_callback received unexpected arguments in the two-call form: {args=} {kwargs=}")
+    return _callback
 
 
 # =========================================================================================
