@@ -183,3 +183,16 @@ def test_source_info_pickles_and_equations_without_it_work() -> None:
     eqn = fcore.make_jaxpr(fnp.sin)(X).eqns[0]
     bare = JaxprEqn(eqn.primitive, eqn.invars, eqn.outvars, eqn.params)
     assert bare.source_info is None and bare == eqn
+
+
+def test_an_eager_callback_error_names_the_line_that_bound_it() -> None:
+    def bad(x: Any) -> Any:
+        raise ValueError("nope")
+
+    def f(x: Any) -> Any:
+        return fcore.pure_callback(bad, fcore.ShapeDtypeStruct((3,), np.float32), x)
+
+    line = f.__code__.co_firstlineno + 1
+    with pytest.raises(ValueError, match="nope") as info:
+        f(X)
+    assert f"(in the callback bound at {__file__}:{line}:15 (" in "".join(getattr(info.value, "__notes__", []))
