@@ -196,3 +196,41 @@ def test_an_eager_callback_error_names_the_line_that_bound_it() -> None:
     with pytest.raises(ValueError, match="nope") as info:
         f(X)
     assert f"(in the callback bound at {__file__}:{line}:15 (" in "".join(getattr(info.value, "__notes__", []))
+
+
+def test_extend_source_info_util(tmp_path: Any) -> None:
+    from fcore.extend import source_info_util as siu
+
+    lib = tmp_path / "srcinfo_mylib.py"
+    lib.write_text("import fcore.numpy as fnp\n\ndef lib_sin(x):\n    return fnp.sin(x)\n")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("srcinfo_mylib", lib)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    def f(x: Any) -> Any:
+        return mod.lib_sin(x)
+
+    def where() -> Frame | None:
+        info = fcore.make_jaxpr(f)(X).eqns[0].source_info
+        return None if info is None else info.frame
+
+    before = where()
+    assert before is not None and before.file_name == str(lib) and before.start_line == 4
+    siu.register_exclusion(str(tmp_path))  # a library's frames: the user's line is the caller's
+    after = where()
+    assert after is not None and after.file_name == __file__ and after.function_name.endswith("f")
+
+    imported = SourceInfo(Frame("model.py", "layer", 7, 2, 7, 9), ("imported",))
+    with siu.extend_name_stack("outer"), siu.user_context(imported):
+        eqn = fcore.make_jaxpr(fnp.cos)(X).eqns[0]
+        here = siu.current()
+    assert eqn.source_info is not None and eqn.source_info.frame == imported.frame
+    assert eqn.source_info.name_stack == ("outer", "imported")
+    assert siu.summarize(eqn.source_info) == "model.py:7:2 (layer)"
+    assert here.name_stack == ("outer", "imported")
+    mine = siu.current()
+    assert mine.frame is not None and mine.frame.file_name == __file__ and mine.name_stack == ()
+    assert siu.summarize(siu.new_source_info()) == "unknown"

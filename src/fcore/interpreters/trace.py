@@ -39,6 +39,7 @@ _FCORE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.se
 # never the user's line, as in JAX's ``source_info_util``.
 # (Installed packages may live under the standard library's folder: they are not excluded.)
 _STDLIB = (sysconfig.get_path("stdlib") + os.sep, os.path.dirname(contextlib.__file__) + os.sep)
+_excluded: tuple[str, ...] = (_FCORE_DIR,)
 # Code objects are looked up by id (they hash by content, slowly). fcore's and the standard
 # library's are kept alive in ``_internal_codes``, so their ids stay theirs; a user code object
 # maps to itself (checked on lookup: its id may be reused once it is freed) and to the interned
@@ -50,7 +51,7 @@ _user_codes: dict[int, tuple[CodeType, dict[object, SourceInfo]]] = {}
 
 def _is_internal(code: CodeType) -> bool:
     file = code.co_filename
-    if file.startswith(_FCORE_DIR) or (file.startswith(_STDLIB) and "-packages" + os.sep not in file):
+    if file.startswith(_excluded) or (file.startswith(_STDLIB) and "-packages" + os.sep not in file):
         _internal_ids.add(id(code))
         _internal_codes.append(code)
         return True
@@ -68,6 +69,16 @@ def _user_entry(code: CodeType) -> tuple[CodeType, dict[object, SourceInfo]] | N
         _user_codes.clear()
     entry = _user_codes[id(code)] = (code, {})
     return entry
+
+
+def register_exclusion(path: str) -> None:
+    """Treat the code under ``path`` as a library's, never the user's line (as fcore's own):
+    JAX's ``source_info_util.register_exclusion``, for libraries built on fcore."""
+    global _excluded
+    _excluded = (*_excluded, path)
+    _internal_ids.clear()
+    _internal_codes.clear()
+    _user_codes.clear()
 
 
 def is_internal_code(code: CodeType) -> bool:
@@ -131,16 +142,20 @@ def current_source_info() -> SourceInfo | None:
     return SourceInfo(None, names) if names else None
 
 
-class equation_source:  # noqa: N801 - used like a function: ``with equation_source(eqn):``
+def equation_source(eqn: JaxprEqn) -> user_context:
     """While a pass re-binds ``eqn`` (its primal, its JVP, its transpose, its batched form, its
-    replay by ``eval_jaxpr``), the equations staged get ``eqn``'s source info, under the
-    current name stack, as JAX's ``source_info_util.user_context``. An equation without one
-    leaves the user's frame to be looked up."""
+    replay by ``eval_jaxpr``), the equations staged get ``eqn``'s source info."""
+    return user_context(eqn.source_info)
+
+
+class user_context:  # noqa: N801 - used like a function: ``with user_context(info):``
+    """Inside, staged equations get ``info`` (under the current name stack) instead of the
+    user's frame, as JAX's ``source_info_util.user_context``; ``None`` changes nothing."""
 
     __slots__ = ("_info", "_token")
 
-    def __init__(self, eqn: JaxprEqn) -> None:
-        self._info = eqn.source_info
+    def __init__(self, info: SourceInfo | None) -> None:
+        self._info = info
         self._token: Token[tuple[SourceInfo | None] | None] | None = None
 
     def __enter__(self) -> None:
