@@ -234,3 +234,19 @@ def test_extend_source_info_util(tmp_path: Any) -> None:
     mine = siu.current()
     assert mine.frame is not None and mine.frame.file_name == __file__ and mine.name_stack == ()
     assert siu.summarize(siu.new_source_info()) == "unknown"
+
+
+def test_persistent_cache_key_ignores_locations() -> None:
+    from fcore.backend.compilation_cache import cache_key
+    from fcore.backend.lowering import lower_jaxpr
+
+    def one(x: Any) -> Any:
+        return fnp.sin(x)
+
+    def two(x: Any) -> Any:
+        return fnp.sin(x)  # another line
+
+    a, b = (lower_jaxpr(fcore.make_jaxpr(f)(X), "f") for f in (one, two))
+    assert a != b and "loc(" in a
+    assert cache_key(a, "v", "cpu", "cpu", b"") == cache_key(b, "v", "cpu", "cpu", b"")
+    assert cache_key(a, "v", "cpu", "cpu", b"") != cache_key(a.replace("sine", "cosine"), "v", "cpu", "cpu", b"")
