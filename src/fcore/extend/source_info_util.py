@@ -36,8 +36,8 @@ def current() -> SourceInfo:
     """The source info an equation staged here would get: the ``user_context``'s, else the
     innermost user frame (outside fcore, the standard library and registered exclusions)."""
     inherited = _eqn_source.get()
-    if inherited is not None and inherited[0] is not None:
-        return inherited[0]
+    if inherited is not None:
+        return inherited
     frame: FrameType | None = sys._getframe(1)
     while frame is not None and is_internal_code(frame.f_code):
         frame = frame.f_back

@@ -106,9 +106,9 @@ def user_location() -> str:
 # -- source info of staged equations ---------------------------------------------------------
 #: The enclosing ``named_scope`` names, outermost first.
 name_stack: ContextVar[tuple[str, ...]] = ContextVar("fcore_name_stack", default=())
-#: Set while a pass re-binds an equation: ``(its source info,)``, which the equations the pass
-#: stages for it inherit; ``None`` (not in a pass): the user's frame is looked up.
-_eqn_source: ContextVar[tuple[SourceInfo | None] | None] = ContextVar("fcore_eqn_source", default=None)
+#: Set while a pass re-binds an equation: its source info, which the equations the pass stages
+#: for it inherit; ``None`` (not in a pass): the user's frame is looked up.
+_eqn_source: ContextVar[SourceInfo | None] = ContextVar("fcore_eqn_source", default=None)
 
 
 def current_source_info() -> SourceInfo | None:
@@ -118,7 +118,7 @@ def current_source_info() -> SourceInfo | None:
     one are skipped unlooked: each frame looked at costs a frame object)."""
     inherited = _eqn_source.get()
     if inherited is not None:
-        return inherited[0]
+        return inherited
     frame: FrameType | None = sys._getframe(3)
     internal = _internal_ids
     while frame is not None:
@@ -156,7 +156,7 @@ class user_context:  # noqa: N801 - used like a function: ``with user_context(in
 
     def __init__(self, info: SourceInfo | None) -> None:
         self._info = info
-        self._token: Token[tuple[SourceInfo | None] | None] | None = None
+        self._token: Token[SourceInfo | None] | None = None
 
     def __enter__(self) -> None:
         info = self._info
@@ -164,7 +164,7 @@ class user_context:  # noqa: N801 - used like a function: ``with user_context(in
             names = name_stack.get()
             if names:
                 info = info.replace(name_stack=names + info.name_stack)
-            self._token = _eqn_source.set((info,))
+            self._token = _eqn_source.set(info)
 
     def __exit__(self, *exc: object) -> None:
         if self._token is not None:
