@@ -120,7 +120,8 @@ class ModuleBuilder:
     """The module being built: private functions for nested jaxprs, deduplicated, and the
     device mesh its sharding annotations refer to (``@mesh``; at most one per program)."""
 
-    __slots__ = ("functions", "_by_jaxpr", "_names", "mesh", "mesh_size", "axis_env", "_channels", "_locations")
+    __slots__ = ("functions", "_by_jaxpr", "_names", "mesh", "mesh_size", "axis_env", "_channels", "maximal",
+                 "_locations")
 
     def __init__(self) -> None:
         self.functions: list[str] = []
@@ -132,6 +133,8 @@ class ModuleBuilder:
         #: ``(names, sizes)`` of the whole mesh (what collectives compute replica groups from).
         self.axis_env: list[tuple[tuple[str, ...], tuple[int, ...]]] = []
         self._channels = 0
+        #: Whether an op is pinned to the mesh's first device (``@maximal_mesh_0``).
+        self.maximal = False
         self._locations: dict[tuple[int, str], str] = {}
 
     def location(self, info: SourceInfo, primitive: str) -> str:
@@ -160,6 +163,16 @@ class ModuleBuilder:
             raise ValueError(f"a program can use one device mesh, got {self.mesh} and {mesh}")
         self.mesh, self.mesh_size = mesh, size
         return "@mesh"
+
+    def on_first_device(self, n_values: int) -> str:
+        """The attribute that pins an op with ``n_values`` results (at least one entry) to the
+        mesh's first device, as JAX pins host callbacks outside ``shard_map``; empty in a
+        one-device program or inside a manual region, where every device runs the op."""
+        if self.mesh is None or self.axis_env:
+            return ""
+        self.maximal = True
+        values = ", ".join(["<@maximal_mesh_0, []>"] * max(n_values, 1))
+        return f"sdy.sharding = #sdy.sharding_per_value<[{values}]>"
 
     def unique_name(self, base: str) -> str:
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in base) or "fn"
@@ -373,6 +386,8 @@ def lower_module(
     body = "\n".join([main, *module.functions])
     module_name = "".join(c if c.isalnum() or c == "_" else "_" for c in f"jit_{name}")
     decl = f"  sdy.mesh @mesh = {module.mesh}\n" if module.mesh is not None else ""
+    if module.maximal:
+        decl += "  sdy.mesh @maximal_mesh_0 = <[], device_ids=[0]>\n"
     n = module.mesh_size
     return (
         f"module @{module_name} attributes {{mhlo.num_partitions = {n} : i32, mhlo.num_replicas = 1 : i32}} {{\n"
@@ -387,7 +402,7 @@ def parse_module(text: str) -> MlirModule:
     context with the StableHLO dialects registered. Imported lazily: only this needs MLIR."""
     from jaxlib.mlir import ir as mlir_ir
     from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-    from jaxlib.mlir.dialects import stablehlo
+    from jaxlib.mlir.dialects import sdy, stablehlo
 
     ctx = mlir_ir.Context()
     registry = mlir_ir.DialectRegistry()
@@ -395,4 +410,5 @@ def parse_module(text: str) -> MlirModule:
     ctx.append_dialect_registry(registry)
     ctx.load_all_available_dialects()
     stablehlo.register_dialect(ctx)
+    sdy.register_dialect(ctx)  # sharded programs name their mesh and shardings
     return mlir_ir.Module.parse(text, ctx)

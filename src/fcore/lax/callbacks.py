@@ -220,7 +220,7 @@ def _lower_host_call(ctx: LoweringRuleContext, args: Sequence[str], form: _Compi
             types.insert(0, TOKEN_TYPE)
             ranks.insert(0, 0)
     text = host_callback.custom_call(form.key, operands, in_types, out_types, (in_ranks, out_ranks),
-                                     side_effect=not form.pure)
+                                     side_effect=not form.pure, sharding=ctx.module.on_first_device(len(out_types)))
     n = len(out_types)
     if n == 0:
         ctx.fn.lines.append(f"    {text}{ctx.fn.location}")
