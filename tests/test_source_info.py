@@ -40,6 +40,25 @@ def jprog(x: Any) -> Any:
     return program(jnp, jax.named_scope, jax.named_call, x)
 
 
+def total(prog: Any, x: Any) -> Any:
+    return prog(x).sum()
+
+
+@pytest.mark.parametrize("transform", ["grad", "vmap", "jvp"])
+def test_transformed_equations_carry_lines_and_names_as_jax(transform: str) -> None:
+    """The same sites, and the name stacks wrapped as JAX wraps them: ``jvp(outer)/dbl``,
+    ``transpose(jvp(outer))``, ``vmap(outer)``."""
+    make: dict[str, Any] = {
+        "grad": lambda lib, prog: lib.grad(lambda x: total(prog, x)),
+        "vmap": lambda lib, prog: lib.vmap(prog),
+        "jvp": lambda lib, prog: lambda x: lib.jvp(prog, (x,), (x,)),
+    }
+    arg = np.stack([X, X]) if transform == "vmap" else X
+    ours = _fcore_sites(fcore.make_jaxpr(make[transform](fcore, fprog))(arg))
+    theirs = _jax_sites(jax.make_jaxpr(make[transform](jax, jprog))(arg))
+    assert ours == theirs
+
+
 def _fcore_sites(closed: ClosedJaxpr) -> list[tuple[str, int, int, str, str]]:
     out = []
     for e in closed.eqns:
@@ -99,22 +118,23 @@ EXP_LINE = SIN_LINE + 2
 def test_passes_keep_the_source_info() -> None:
     loss = lambda x: fprog(x).sum()  # noqa: E731
     grad = _lines_by_primitive(fcore.make_jaxpr(fcore.grad(loss))(X))
-    assert grad["sin"] == {(SIN_LINE, "outer")}
-    assert grad["cos"] == {(SIN_LINE, "outer")}  # sin's derivative
+    assert grad["sin"] == {(SIN_LINE, "jvp(outer)")}
+    assert grad["cos"] == {(SIN_LINE, "jvp(outer)")}  # sin's derivative
     # mul's primal and transpose, sin's cotangent times cos, exp's cotangent times exp
-    assert grad["mul"] == {(MUL_LINE, "outer/dbl"), (SIN_LINE, "outer"), (EXP_LINE, "")}
+    assert grad["mul"] == {(MUL_LINE, "jvp(outer)/dbl"), (MUL_LINE, "transpose(jvp(outer))/dbl"),
+                           (SIN_LINE, "transpose(jvp(outer))"), (EXP_LINE, "transpose(jvp())")}
     vmapped = _lines_by_primitive(fcore.make_jaxpr(fcore.vmap(fprog))(np.stack([X, X])))
-    assert vmapped["sin"] == {(SIN_LINE, "outer")} and vmapped["exp"] == {(EXP_LINE, "")}
+    assert vmapped["sin"] == {(SIN_LINE, "vmap(outer)")} and vmapped["exp"] == {(EXP_LINE, "vmap()")}
     # The pure passes over a jaxpr: jvp_jaxpr, partial_eval_jaxpr, transpose_jaxpr.
     from fcore.transforms.autodiff import vjp_jaxpr
     from fcore.transforms.batching import batch_jaxpr
 
     closed = fcore.make_jaxpr(fprog)(X)
     primal, backward, _ = vjp_jaxpr(closed)
-    assert _lines_by_primitive(primal)["cos"] == {(SIN_LINE, "outer")}
-    assert _lines_by_primitive(backward)["mul"] >= {(MUL_LINE, "outer/dbl")}
+    assert _lines_by_primitive(primal)["cos"] == {(SIN_LINE, "jvp(outer)")}
+    assert _lines_by_primitive(backward)["mul"] >= {(MUL_LINE, "transpose(jvp(outer))/dbl")}
     batched, _ = batch_jaxpr(closed, 2, [0])
-    assert _lines_by_primitive(batched)["sin"] == {(SIN_LINE, "outer")}
+    assert _lines_by_primitive(batched)["sin"] == {(SIN_LINE, "vmap(outer)")}
 
 
 def test_replayed_equations_get_the_enclosing_scope() -> None:

@@ -143,7 +143,7 @@ class ModuleBuilder:
         key = (id(info), primitive)
         loc = self._locations.get(key)
         if loc is None:
-            name = _mlir_string("/".join((*info.name_stack, primitive)))
+            name = _mlir_string(f"{info.name}/{primitive}" if info.name_stack else primitive)
             frame = info.frame
             if frame is None:
                 loc = f" loc({name})"

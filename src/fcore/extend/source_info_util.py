@@ -2,8 +2,8 @@
 equations carry (the user's line and the ``named_scope`` name stack), for code that stages
 equations itself or imports them (docs/ir.md, "Source locations").
 
-fcore's name stack is a tuple of names (JAX's ``NameStack`` of scopes); transformations do not
-add ``jvp(...)`` / ``transpose(...)`` wrappers to it.
+fcore's name stack is a tuple of scope names and ``Transform`` markers (JAX's ``NameStack`` of
+``Scope`` s and ``Transform`` s); ``SourceInfo.name`` is its text, ``transpose(jvp(outer))/dbl``.
 """
 
 from __future__ import annotations
@@ -17,13 +17,15 @@ from fcore.api.front_end import current_name_stack as current_name_stack
 from fcore.api.front_end import named_scope
 from fcore.interpreters.trace import _eqn_source, is_internal_code, name_stack
 from fcore.interpreters.trace import register_exclusion as register_exclusion
+from fcore.interpreters.trace import transform_name_stack as transform_name_stack
 from fcore.interpreters.trace import user_context as user_context
 from fcore.ir.source_info import Frame as Frame
 from fcore.ir.source_info import SourceInfo as SourceInfo
+from fcore.ir.source_info import Transform as Transform
 
 __all__ = [
     "Frame", "SourceInfo", "current", "current_name_stack", "extend_name_stack", "new_source_info",
-    "register_exclusion", "summarize", "user_context",
+    "register_exclusion", "summarize", "Transform", "transform_name_stack", "user_context",
 ]
 
 

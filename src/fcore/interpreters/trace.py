@@ -29,7 +29,7 @@ from fcore.interpreters.array import Array
 from fcore.ir.avals import ShapedArray
 from fcore.ir.params import ParamValue
 from fcore.ir.primitive import Primitive
-from fcore.ir.source_info import SourceInfo
+from fcore.ir.source_info import SourceInfo, Transform
 
 if TYPE_CHECKING:
     from fcore.ir.core import JaxprEqn
@@ -140,6 +140,23 @@ def current_source_info() -> SourceInfo | None:
         return info
     names = name_stack.get()
     return SourceInfo(None, names) if names else None
+
+
+class transform_name_stack:  # noqa: N801 - used like a function: ``with transform_name_stack("jvp"):``
+    """Inside, the name stack has the transformation ``name`` on top (JAX's
+    ``source_info_util.transform_name_stack``): equations staged by ``jvp``, ``vmap`` and
+    transposition print ``jvp(outer)``, ``vmap(outer)``, ``transpose(jvp(outer))``."""
+
+    __slots__ = ("_name", "_token")
+
+    def __init__(self, name: str) -> None:
+        self._name = Transform(name)
+
+    def __enter__(self) -> None:
+        self._token = name_stack.set((*name_stack.get(), self._name))
+
+    def __exit__(self, *exc: object) -> None:
+        name_stack.reset(self._token)
 
 
 def equation_source(eqn: JaxprEqn) -> user_context:

@@ -41,6 +41,31 @@ def _resolve(code: CodeType, lasti: int) -> Frame:
     return Frame(code.co_filename, code.co_qualname, line, col or 0, end_line or line, end_col or 0)
 
 
+class Transform(str):
+    """A transformation in a name stack (``jvp``, ``transpose``, ``vmap``): it wraps the names
+    after it, as JAX's ``source_info_util.Transform`` (``transpose(jvp(outer))/dbl``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"Transform({str(self)!r})"
+
+
+def format_name_stack(names: tuple[str, ...]) -> str:
+    """The name stack as JAX prints it: scopes joined by ``/``, each transformation wrapping
+    the scope after it (``jvp(outer)/dbl``; ``jvp()`` with none)."""
+    scope: list[str] = []
+    for name in reversed(names):
+        if type(name) is Transform:
+            if scope:
+                scope[-1] = f"{name}({scope[-1]})"
+            else:
+                scope.append(f"{name}()")
+        else:
+            scope.append(name)
+    return "/".join(reversed(scope))
+
+
 #: An unresolved position: a code object and the offset of its instruction (``frame.f_lasti``).
 RawPosition: TypeAlias = "tuple[CodeType, int]"
 
@@ -69,8 +94,8 @@ class SourceInfo:
 
     @property
     def name(self) -> str:
-        """The name stack as JAX prints it: ``outer/inner``."""
-        return "/".join(self.name_stack)
+        """The name stack as JAX prints it: ``outer/inner``, ``transpose(jvp(outer))/dbl``."""
+        return format_name_stack(self.name_stack)
 
     def summary(self) -> str:
         """``file:line:column (function)`` as JAX's ``source_info_util.summarize`` (the column

@@ -9,7 +9,7 @@ from typing_extensions import TypeAlias
 
 from fcore.interpreters.stack import set_current_trace
 from fcore.interpreters.staging import StagingTrace
-from fcore.interpreters.trace import equation_source
+from fcore.interpreters.trace import equation_source, transform_name_stack
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from fcore.ir.params import ParamValue
 from fcore.ir.primitive import Primitive
@@ -38,6 +38,15 @@ def call_transpose_rule(prim: Primitive, cts: list[Any], invals: list[Any], para
 
 
 def backward_pass(
+    jaxpr: Jaxpr, linear: Sequence[bool], consts: Sequence[Any], nonlinear: Sequence[Any], cts: Sequence[Any]
+) -> list[Any]:
+    """Cotangents of ``jaxpr``'s linear inputs (``_backward_pass``), the equations it stages named
+    ``transpose(...)`` as JAX names them."""
+    with transform_name_stack("transpose"):
+        return _backward_pass(jaxpr, linear, consts, nonlinear, cts)
+
+
+def _backward_pass(
     jaxpr: Jaxpr, linear: Sequence[bool], consts: Sequence[Any], nonlinear: Sequence[Any], cts: Sequence[Any]
 ) -> list[Any]:
     """Cotangents of ``jaxpr``'s linear inputs, computed by the current trace.
