@@ -119,7 +119,10 @@ def current_source_info() -> SourceInfo | None:
     inherited = _eqn_source.get()
     if inherited is not None:
         return inherited
-    frame: FrameType | None = sys._getframe(3)
+    try:
+        frame: FrameType | None = sys._getframe(3)
+    except ValueError:  # a staging trace called from the bottom of the stack
+        frame = sys._getframe(1)
     internal = _internal_ids
     while frame is not None:
         code = frame.f_code
