@@ -119,3 +119,17 @@ def test_format_is_versioned_and_checked() -> None:
         deserialize(data + b"x")
     with pytest.raises(TypeError, match="ClosedJaxpr"):
         serialize(closed.jaxpr)  # type: ignore[arg-type]
+
+
+def test_source_locations_survive() -> None:
+    def f(x: Any) -> Any:
+        with fcore.named_scope("outer"):
+            y = fcore.lax.cond(x.sum() > 0, fnp.sin, fnp.cos, x)
+        return fcore.lax.fori_loop(0, 2, lambda i, c: c * 2.0, y)
+
+    closed = fcore.make_jaxpr(f)(np.ones(3, np.float32))
+    back = deserialize(serialize(closed))
+    assert back == closed
+    text = closed.pretty_print(source_info=True, name_stack=True)
+    assert "test_serialize.py" in text and "outer" in text
+    assert back.pretty_print(source_info=True, name_stack=True) == text

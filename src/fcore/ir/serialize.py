@@ -11,7 +11,9 @@ imported). Everything else in a jaxpr is plain data.
 
     b"FCORE-JAXPR\\n"                          magic
     u32 version                               (little-endian; this module writes 1)
-    u32 n, then n bytes of UTF-8 JSON         {"text": str(jaxpr), "consts": [{"dtype", "shape"}]}
+    u32 n, then n bytes of UTF-8 JSON         {"text": str(jaxpr), "consts": [{"dtype", "shape"}],
+                                               "source_info": [...] (optional: per equation, nested
+                                               ones in order, [frame fields, name stack] or null)}
     the constants' raw little-endian bytes, one after the other
 
 The jaxpr is kept as fcore's text (SPEC §3.5; ``parse_jaxpr(str(j)) == j``), so a file stays
@@ -26,17 +28,18 @@ import importlib
 import json
 import pickle
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from fcore.errors import FcoreError
 from fcore.ir import dtypes
-from fcore.ir.core import ClosedJaxpr, Jaxpr
+from fcore.ir.core import ClosedJaxpr, Jaxpr, JaxprEqn
 from fcore.ir.params import Params, ParamStruct, ParamValue, make_params
 from fcore.ir.parser import parse_jaxpr
 from fcore.ir.primitive import Primitive, lookup_primitive
+from fcore.ir.source_info import Frame, SourceInfo, Transform
 from fcore.ir.typecheck import typecheck
 
 __all__ = ["serialize", "deserialize", "SerializationError", "FORMAT_VERSION", "primitive_named", "reduce_primitive"]
@@ -86,10 +89,13 @@ def serialize(closed: ClosedJaxpr) -> bytes:
     for k, (v, c) in enumerate(zip(closed.jaxpr.constvars, consts)):
         if c.shape != v.aval.shape or c.dtype != v.aval.dtype:
             raise SerializationError(f"const {k} is {c.dtype}{list(c.shape)} but its constvar is {v.aval.str_short()}")
-    header = {
+    header: dict[str, Any] = {
         "text": str(closed.jaxpr),
         "consts": [{"dtype": dtypes.dtype_name(c.dtype), "shape": list(c.shape)} for c in consts],
     }
+    infos = [_encode_source_info(e.source_info) for e in _equations(closed.jaxpr)]
+    if any(info is not None for info in infos):
+        header["source_info"] = infos
     head = json.dumps(header).encode()
     parts = [MAGIC, struct.pack("<II", FORMAT_VERSION, len(head)), head]
     parts += [np.ascontiguousarray(c, c.dtype.newbyteorder("<")).tobytes() for c in consts]
@@ -117,6 +123,15 @@ def deserialize(data: bytes) -> ClosedJaxpr:
         raise SerializationError(f"malformed header of a serialized jaxpr: {e}") from None
     offset += n
     jaxpr = parse_jaxpr(text)
+    infos = header.get("source_info")
+    if infos is not None:
+        try:
+            decoded = [_decode_source_info(info) for info in infos]
+        except (ValueError, TypeError, IndexError) as e:
+            raise SerializationError(f"malformed source_info in a serialized jaxpr: {e}") from None
+        if len(decoded) != sum(1 for _ in _equations(jaxpr)):
+            raise SerializationError("source_info does not match the jaxpr's equations")
+        jaxpr = _with_source_info(jaxpr, iter(decoded))
     consts: list[np.ndarray[Any, Any]] = []
     for spec in specs:
         dtype = dtypes.to_dtype(spec["dtype"])
@@ -135,6 +150,65 @@ def deserialize(data: bytes) -> ClosedJaxpr:
     closed = ClosedJaxpr(jaxpr, tuple(consts))
     typecheck(closed)
     return closed
+
+
+# -- source locations: one per equation, in the order ``_equations`` visits them --------------------
+def _nested(params: Params) -> list[ClosedJaxpr | Jaxpr]:
+    """The jaxprs in ``params``, in a fixed order (keys sorted, tuples in order)."""
+    return [v for key in sorted(params) for v in _flat(params[key]) if isinstance(v, (ClosedJaxpr, Jaxpr))]
+
+
+def _equations(jaxpr: Jaxpr) -> Iterator[JaxprEqn]:
+    """Every equation, nested ones included: each followed by those of the jaxprs in its params."""
+    stack: list[Iterator[JaxprEqn]] = [iter(jaxpr.eqns)]
+    while stack:
+        eqn = next(stack[-1], None)
+        if eqn is None:
+            stack.pop()
+            continue
+        yield eqn
+        for inner in reversed(_nested(eqn.params)):
+            stack.append(iter((inner.jaxpr if isinstance(inner, ClosedJaxpr) else inner).eqns))
+
+
+def _with_source_info(jaxpr: Jaxpr, infos: Iterator[SourceInfo | None]) -> Jaxpr:
+    """``jaxpr`` with the source locations of ``infos`` (in ``_equations`` order)."""
+    eqns: list[JaxprEqn] = []
+    for eqn in jaxpr.eqns:
+        info = next(infos)
+        params = eqn.params
+        if _nested(params):
+            rebuilt = {key: _rebuild_jaxprs(params[key], infos) for key in sorted(params)}
+            params = Params({key: rebuilt[key] for key in params})
+        eqns.append(eqn.replace(source_info=info, params=params))
+    return jaxpr.replace(eqns=tuple(eqns))
+
+
+def _rebuild_jaxprs(value: ParamValue, infos: Iterator[SourceInfo | None]) -> ParamValue:
+    """``value`` with each jaxpr in it given its source locations (in ``_nested`` order)."""
+    if isinstance(value, tuple):
+        return tuple(_rebuild_jaxprs(v, infos) for v in value)
+    if isinstance(value, ClosedJaxpr):
+        return ClosedJaxpr(_with_source_info(value.jaxpr, infos), value.consts)
+    if isinstance(value, Jaxpr):
+        return _with_source_info(value, infos)
+    return value
+
+
+def _encode_source_info(info: SourceInfo | None) -> list[Any] | None:
+    if info is None:
+        return None
+    frame = info.frame
+    names = [["transform", str(n)] if isinstance(n, Transform) else str(n) for n in info.name_stack]
+    return [None if frame is None else list(frame), names]
+
+
+def _decode_source_info(data: list[Any] | None) -> SourceInfo | None:
+    if data is None:
+        return None
+    frame, names = data
+    stack = tuple(Transform(n[1]) if isinstance(n, list) else str(n) for n in names)
+    return SourceInfo(None if frame is None else Frame(str(frame[0]), str(frame[1]), *map(int, frame[2:6])), stack)
 
 
 def _check_serializable(jaxpr: Jaxpr) -> None:
