@@ -387,3 +387,18 @@ def test_unknown_checkpoint_policy_is_named() -> None:
     f = jax.checkpoint(jnp.sin, policy=cp.save_from_both_policies(cp.dots_saveable, cp.nothing_saveable))
     with pytest.raises(NotImplementedError, match="checkpoint policy .* has no fcore equivalent"):
         from_jax(jax.make_jaxpr(f)(X))
+
+
+def test_source_locations_are_imported() -> None:
+    """JAX's ``source_info``: the user's line (the innermost frame outside JAX) and the name stack."""
+
+    def f(x: Any) -> Any:
+        with jax.named_scope("outer"):
+            return jnp.sin(x) * 2.0
+
+    closed = from_jax(jax.make_jaxpr(f)(X))
+    infos = [e.source_info for e in closed.eqns]
+    assert all(info is not None and info.frame is not None for info in infos)
+    line = f.__code__.co_firstlineno + 2
+    assert {(i.frame.file_name, i.frame.start_line) for i in infos if i and i.frame} == {(__file__, line)}
+    assert all(info is not None and info.name_stack == ("outer",) for info in infos)

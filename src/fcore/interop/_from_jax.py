@@ -14,6 +14,7 @@ per primitive, and ``DEFAULTS`` supplies fcore parameters JAX does not write.
 from __future__ import annotations
 
 import enum
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -27,6 +28,7 @@ from fcore.ir.core import Atom, ClosedJaxpr, Literal, Var
 from fcore.ir.params import ParamStruct, ParamValue
 from fcore.ir.parser import find_param_enum, find_param_struct
 from fcore.ir.primitive import lookup_primitive
+from fcore.ir.source_info import Frame, SourceInfo, Transform
 from fcore.ir.typecheck import typecheck
 from fcore.lax.call import jit_p
 from fcore.lax.dot import Precision
@@ -157,7 +159,9 @@ class Converter:
             self.consts.append(np.asarray(getattr(c, "_base_array", c)))  # a key array's data
         for v in attr_seq(jaxpr, "invars"):
             self.env[id(v)] = b.invar(jax_aval(getattr(v, "aval")))
+        located: list[tuple[int, int, SourceInfo]] = []  # fcore equations [start, end) of a JAX one
         for i, eqn in enumerate(attr_seq(jaxpr, "eqns")):
+            start = b.num_eqns
             name = str(getattr(getattr(eqn, "primitive"), "name"))
             self.jax_invars = attr_seq(eqn, "invars")
             self.key_typed = any(is_jax_key_dtype(getattr(getattr(v, "aval", None), "dtype", None))
@@ -181,8 +185,17 @@ class Converter:
                         f"fcore's abstract evaluation gives {got.str_short()}"
                     )
                 self.env[id(v)] = o
+            info = _source_info(getattr(eqn, "source_info", None))
+            if info is not None and b.num_eqns > start:
+                located.append((start, b.num_eqns, info))
         outs = [self.read(a) for a in attr_seq(jaxpr, "outvars")]
-        return b.build_closed(outs, self.consts)
+        closed = b.build_closed(outs, self.consts)
+        if not located:
+            return closed
+        eqns = list(closed.jaxpr.eqns)
+        for start, end, info in located:
+            eqns[start:end] = [e.replace(source_info=info) for e in eqns[start:end]]
+        return ClosedJaxpr(closed.jaxpr.replace(eqns=tuple(eqns)), closed.consts)
 
     def read(self, atom: object) -> Atom:
         if _is_literal(atom):
@@ -251,6 +264,31 @@ class Converter:
             for v, o in zip(e.outvars, outs):
                 sub[id(v)] = o
         return [_sub(sub, a) for a in inner.jaxpr.outvars]
+
+
+#: Path parts of JAX's own files: a frame in them is not the user's line.
+_LIBRARY_PARTS = (f"{os.sep}jax{os.sep}", f"{os.sep}jaxlib{os.sep}", f"{os.sep}fcore{os.sep}")
+
+
+def _source_info(jax_info: object) -> SourceInfo | None:
+    """JAX's ``source_info`` as fcore's: the innermost frame outside JAX (JAX's user frame) and
+    the name stack (``named_scope`` names and transformations)."""
+    if jax_info is None:
+        return None
+    traceback = getattr(jax_info, "traceback", None)
+    frames = list(getattr(traceback, "frames", None) or ())
+    user = next((f for f in frames if not any(p in str(getattr(f, "file_name", "")) for p in _LIBRARY_PARTS)), None)
+    frame = None
+    if user is not None:
+        line = int(getattr(user, "line_num", 0) or 0)
+        frame = Frame(str(getattr(user, "file_name")), str(getattr(user, "function_name", "")), line, 0, line, 0)
+    stack = tuple(  # JAX's entries are Scope(name) and Transform(name)
+        Transform(str(getattr(n, "name", n))) if type(n).__name__ == "Transform" else str(getattr(n, "name", n))
+        for n in getattr(getattr(jax_info, "name_stack", None), "stack", ())
+    )
+    if frame is None and not stack:
+        return None
+    return SourceInfo(frame, stack)
 
 
 def _sub(sub: dict[int, Atom], a: Atom) -> Atom:
