@@ -26,6 +26,7 @@ from fcore.ir.core import ClosedJaxpr, Jaxpr, Literal
 from fcore.ir.dtypes import DType
 from fcore.ir.printer import pp_eqn_in
 from fcore.ir.rules import RuleTable
+from fcore.ir.source_info import SourceInfo
 
 if TYPE_CHECKING:
     from jaxlib.mlir import ir as _mlir_ir
@@ -119,7 +120,8 @@ class ModuleBuilder:
     """The module being built: private functions for nested jaxprs, deduplicated, and the
     device mesh its sharding annotations refer to (``@mesh``; at most one per program)."""
 
-    __slots__ = ("functions", "_by_jaxpr", "_names", "mesh", "mesh_size", "axis_env", "_channels", "maximal")
+    __slots__ = ("functions", "_by_jaxpr", "_names", "mesh", "mesh_size", "axis_env", "_channels", "maximal",
+                 "_locations")
 
     def __init__(self) -> None:
         self.functions: list[str] = []
@@ -133,6 +135,22 @@ class ModuleBuilder:
         self._channels = 0
         #: Whether an op is pinned to the mesh's first device (``@maximal_mesh_0``).
         self.maximal = False
+        self._locations: dict[tuple[int, str], str] = {}
+
+    def location(self, info: SourceInfo, primitive: str) -> str:
+        """`` loc("outer/inner/prim"("file":line:col))``, as JAX names an op: its name stack and
+        the user's line (equations bound at one line share one ``SourceInfo``: memoized)."""
+        key = (id(info), primitive)
+        loc = self._locations.get(key)
+        if loc is None:
+            name = _mlir_string(f"{info.name}/{primitive}" if info.name_stack else primitive)
+            frame = info.frame
+            if frame is None:
+                loc = f" loc({name})"
+            else:
+                loc = f" loc({name}({_mlir_string(frame.file_name)}:{frame.start_line}:{frame.start_column}))"
+            self._locations[key] = loc
+        return loc
 
     def next_channel(self) -> int:
         """A fresh channel handle for a collective op."""
@@ -289,7 +307,8 @@ def lower_function(
             raise LoweringError(
                 f"no lowering rule for primitive '{prim.name}' (equation {i} of {name}: {pp_eqn_in(jaxpr, i)})"
             )
-        fn.location = f' loc("{name}.eqn{i}.{prim.name}")'
+        info = eqn.source_info
+        fn.location = f' loc("{name}.eqn{i}.{prim.name}")' if info is None else module.location(info, prim.name)
         operands = [read(a) for a in eqn.invars]
         ctx = LoweringRuleContext(module, fn, [a.aval for a in eqn.invars], [v.aval for v in eqn.outvars])
         try:
@@ -317,6 +336,13 @@ def lower_function(
     head = f"  func.func {vis} @{name}({', '.join(params)}) -> ({', '.join(results_decl)}) {{"
     ret = f"    return {', '.join(results)} : {', '.join(out_types)}" if results else "    return"
     return "\n".join([head, *fn.lines, ret, "  }"])
+
+
+def _mlir_string(text: str) -> str:
+    """An MLIR string literal (quotes, backslashes and control characters escaped as hex)."""
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    return '"' + "".join(c if c.isprintable() and c not in '"\\' else "".join(f"\\{b:02X}" for b in c.encode()) for c in text) + '"'
 
 
 def donation_aliases(

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from fcore.interpreters.array import ArrayImpl
+from fcore.interpreters.trace import add_source_note, equation_source
 from fcore.ir.core import ClosedJaxpr, Jaxpr, Literal
 
 
@@ -36,7 +37,12 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
 
     for eqn in jaxpr.eqns:
         invals = [a if type(a) is Literal else env[id(a)] for a in eqn.invars]
-        out = eqn.primitive.bind(*invals, **eqn.params)
+        with equation_source(eqn):
+            try:
+                out = eqn.primitive.bind(*invals, **eqn.params)
+            except Exception as e:
+                add_source_note(e, eqn)
+                raise
         if eqn.primitive.multiple_results:
             for v, x in zip(eqn.outvars, out):
                 env[id(v)] = x
