@@ -93,3 +93,19 @@ def test_meshes_and_legacy_shard_map_on_four_devices() -> None:
         """
     )
     assert out.split() == ["True", "True", "True", "True", "True", "(4,", "4)"]
+
+
+def test_host_local_and_global_arrays_single_process() -> None:
+    mesh = fcore.make_mesh((1,), ("x",))
+    jmesh = jax.make_mesh((1,), ("x",))
+    tree = {"a": np.arange(4.0, dtype=np.float32), "b": np.ones((2, 2), np.float32)}
+    specs = {"a": fcore.P("x"), "b": fcore.P()}
+    jax_p: Any = jax.P  # untyped in jax
+    jspecs = {"a": jax_p("x"), "b": jax_p()}
+    ours = multihost_utils.host_local_array_to_global_array(tree, mesh, specs)
+    theirs = jmultihost.host_local_array_to_global_array(tree, jmesh, jspecs)
+    for key in tree:
+        np.testing.assert_array_equal(ours[key], theirs[key])
+        assert str(ours[key].sharding.spec) == str(theirs[key].sharding.spec)
+    back = multihost_utils.global_array_to_host_local_array(ours, mesh, fcore.P("x"))
+    np.testing.assert_array_equal(back["a"], tree["a"])

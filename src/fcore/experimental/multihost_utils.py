@@ -13,9 +13,14 @@ from typing import Any
 import numpy as np
 
 from fcore.api.devices import process_count
-from fcore.tree_util import tree_all, tree_map
+from fcore.api.jit import device_put
+from fcore.sharding import Mesh, NamedSharding, PartitionSpec
+from fcore.tree_util import broadcast_prefix, tree_all, tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["assert_equal", "broadcast_one_to_all", "process_allgather", "sync_global_devices"]
+__all__ = [
+    "assert_equal", "broadcast_one_to_all", "global_array_to_host_local_array", "host_local_array_to_global_array",
+    "process_allgather", "sync_global_devices",
+]
 
 
 def _single_process(what: str) -> None:
@@ -60,3 +65,24 @@ def assert_equal(in_tree: Any, fail_message: str = "") -> None:
 def sync_global_devices(name: str) -> None:
     """A barrier across all processes, named so that mismatched barriers are caught."""
     assert_equal(np.uint32(zlib.crc32(name.encode())), f"sync_global_devices name mismatch ('{name}')")
+
+
+def _place(name: str, inputs: Any, mesh: Mesh, pspecs: Any) -> Any:
+    _single_process(name)
+    leaves, tree = tree_flatten(inputs)
+    specs = broadcast_prefix(pspecs, inputs, is_leaf=lambda s: s is None or isinstance(s, PartitionSpec))
+    placed = [device_put(x, NamedSharding(mesh, PartitionSpec() if s is None else s)) for x, s in zip(leaves, specs)]
+    return tree_unflatten(tree, placed)
+
+
+def host_local_array_to_global_array(local_inputs: Any, global_mesh: Mesh, pspecs: Any) -> Any:
+    """Each process's part of a pytree of arrays as the global arrays laid out over
+    ``global_mesh`` as ``pspecs`` (a prefix tree of ``PartitionSpec``); with one process the
+    local part is the whole array."""
+    return _place("host_local_array_to_global_array", local_inputs, global_mesh, pspecs)
+
+
+def global_array_to_host_local_array(global_inputs: Any, global_mesh: Mesh, pspecs: Any) -> Any:
+    """The inverse of :func:`host_local_array_to_global_array`: this process's part of each
+    global array (with one process, the whole array, laid out as ``pspecs``)."""
+    return _place("global_array_to_host_local_array", global_inputs, global_mesh, pspecs)
