@@ -48,6 +48,14 @@ def dce_jaxpr_open(jaxpr: Jaxpr, used_outputs: Sequence[bool], prune_inputs: boo
     outvars = tuple(a for a, u in zip(jaxpr.outvars, used_outputs) if u)
     used_consts = [id(v) in live for v in jaxpr.constvars]
     constvars = tuple(v for v, u in zip(jaxpr.constvars, used_consts) if u)
+    if (
+        len(kept) == len(jaxpr.eqns)
+        and len(invars) == len(jaxpr.invars)
+        and len(outvars) == len(jaxpr.outvars)
+        and len(constvars) == len(jaxpr.constvars)
+        and all(a is b for a, b in zip(kept, jaxpr.eqns))
+    ):
+        return jaxpr, used_inputs  # nothing to drop: the same value, so callers can tell
     return Jaxpr(constvars, invars, outvars, tuple(kept)), used_inputs
 
 
