@@ -1,4 +1,5 @@
-"""Dead-code elimination: equations nothing uses are dropped, unless they have effects."""
+"""Dead-code elimination: equations nothing uses are dropped, unless they have effects or their
+primitive is not pure (``Primitive.pure``)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def dce_jaxpr_open(jaxpr: Jaxpr, used_outputs: Sequence[bool], prune_inputs: boo
     kept: list[JaxprEqn] = []
     for eqn in reversed(jaxpr.eqns):
         used = [id(v) in live for v in eqn.outvars]
-        if not any(used) and not eqn.effects:  # an effectful equation is kept even then
+        if not any(used) and not eqn.effects and eqn.primitive.pure:  # effectful or impure: kept even then
             continue
         rule = dce_rules.get(eqn.primitive)
         if rule is not None:
