@@ -28,7 +28,7 @@ from typing_extensions import TypeAlias
 from fcore.errors import JaxprTypeError
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
-from fcore.ir.params import ParamValue, make_params
+from fcore.ir.params import EMPTY_PARAMS, ParamValue, make_params
 from fcore.ir.primitive import Primitive
 from fcore.ir.rules import RuleTable
 from fcore.ir.typecheck import typecheck
@@ -257,7 +257,7 @@ class _Driver:
                 invars = tuple([subst.get(id(a), a) if type(a) is Var else a for a in eqn.invars])
                 if invars != eqn.invars:
                     eqn = eqn.replace(invars=invars)
-            if nested and eqn.params:
+            if nested and eqn.params is not EMPTY_PARAMS:
                 inner = self._rewrite_params(eqn)
                 if inner is not eqn:
                     eqn, changed = inner, True

@@ -31,19 +31,16 @@ def _rebuild(jaxpr: Jaxpr, eqns: list[JaxprEqn], subst: dict[int, Atom]) -> Jaxp
 
 
 # -- cse -------------------------------------------------------------------------------------
-def _operand_key(a: Atom) -> object:
-    return a.key() if type(a) is Literal else id(a)
-
-
 def _cse_rule(eqn: JaxprEqn, ctx: RewriteContext) -> Rewrite:
     """An equation equal to an earlier one (primitive, operands, params; operands in either
     order for a commutative primitive) is replaced by the earlier one's results."""
-    if not is_pure(eqn):
+    prim = eqn.primitive
+    if not prim.pure or eqn.effects:
         return None
-    operands = tuple([_operand_key(a) for a in eqn.invars])
-    if eqn.primitive.commutative and len(operands) == 2 and hash(operands[0]) > hash(operands[1]):
+    operands = tuple([a.key() if type(a) is Literal else id(a) for a in eqn.invars])
+    if prim.commutative and len(operands) == 2 and hash(operands[0]) > hash(operands[1]):
         operands = (operands[1], operands[0])
-    key = (eqn.primitive, operands, eqn.params)
+    key = (prim, operands, eqn.params)
     prev: tuple[Var, ...] | None = ctx.memo.get(key)
     if prev is None:
         ctx.memo[key] = eqn.outvars
