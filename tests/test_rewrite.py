@@ -25,6 +25,7 @@ from fcore.transforms.rewrite import (
     RewriteError,
     canonicalize_rules,
     fold_rules,
+    is_effectful,
     is_pure,
     literal_value,
     pattern,
@@ -229,7 +230,19 @@ def test_impure_primitive_is_neither_merged_nor_dropped() -> None:
     x = b.invar(VEC)
     b.eqn(p, [x, x])
     assert len(dce(b.build_closed([x])).eqns) == 1
-    assert not is_pure(closed.eqns[0])
+    assert not is_pure(closed.eqns[0]) and not is_effectful(closed.eqns[0])
+
+
+def test_effectful_equations_are_not_pure() -> None:
+    def f(x: Any) -> Any:
+        fcore.debug.print("x={}", x)
+        fcore.debug.print("x={}", x)
+        return x
+
+    closed = fcore.make_jaxpr(f)(X)
+    prints = [e for e in closed.eqns if is_effectful(e)]
+    assert len(prints) == 2 and not any(is_pure(e) for e in prints)
+    assert sum(is_effectful(e) for e in simplify_algebra(cse(closed)).eqns) == 2  # neither merged nor dropped
 
 
 def test_fold_and_canonicalize_hooks() -> None:

@@ -75,6 +75,12 @@ def is_pure(eqn: JaxprEqn) -> bool:
     return eqn.primitive.pure and not eqn.effects
 
 
+def is_effectful(eqn: JaxprEqn) -> bool:
+    """Whether ``eqn`` does something besides computing its results: it has effects (from its
+    primitive's effects rule, or the jaxprs in its parameters; ``fcore.ir.effects``)."""
+    return bool(eqn.effects)
+
+
 def literal_value(a: Atom) -> np.generic | None:
     """The value of a literal operand, ``None`` for a variable."""
     return a.val if type(a) is Literal else None
@@ -397,6 +403,7 @@ __all__ = [
     "Rule",
     "canonicalize_rules",
     "fold_rules",
+    "is_effectful",
     "is_pure",
     "literal_value",
     "pattern",
