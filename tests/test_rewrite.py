@@ -17,6 +17,7 @@ from fcore.core import ClosedJaxpr, Jaxpr, JaxprBuilder, JaxprEqn, Literal, Prim
 from fcore.ir import dtypes
 from fcore.ir.avals import shaped_array
 from fcore.lax.elementwise import add_p, mul_p, neg_p, sin_p
+from fcore.lax.traced_rules import LazyJaxpr
 from fcore.transforms import cse, dce, fold_constants, simplify_algebra
 from fcore.transforms.rewrite import (
     Pattern,
@@ -295,3 +296,26 @@ def test_passes_reach_nested_jaxprs() -> None:
 def test_rule_sets_accept_bare_functions() -> None:
     closed = fcore.make_jaxpr(lambda v: v * 2.0)(X)
     assert rewrite(closed, [times_two_to_add.rule]).eqns[0].primitive is add_p
+
+
+def test_custom_jvp_rule_is_rewritten_when_traced() -> None:
+    @fcore.custom_jvp
+    def f(x: Any) -> Any:
+        return fnp.sin(x) * 2.0
+
+    f.defjvp(lambda p, t: (f(p[0]), t[0] * 2.0))
+    closed = fcore.make_jaxpr(f)(X)
+    out = rewrite(closed, [times_two_to_add], check=True)
+    (call,) = out.eqns
+
+    def doubles(jaxpr: Jaxpr) -> int:
+        return sum(e.primitive is mul_p and literal_value(e.invars[1]) == 2 for e in _all_eqns(jaxpr))
+
+    body, rule, old_rule = call.params["call_jaxpr"], call.params["jvp"], closed.eqns[0].params["jvp"]
+    assert isinstance(body, ClosedJaxpr) and doubles(body.jaxpr) == 0
+    assert isinstance(rule, LazyJaxpr) and isinstance(old_rule, LazyJaxpr) and rule is not old_rule
+    assert doubles(rule.get().jaxpr) == 0 and doubles(old_rule.get().jaxpr) > 0  # traced now
+    run_old, run_new = fcore.core.jaxpr_as_fun(closed), fcore.core.jaxpr_as_fun(out)
+    np.testing.assert_allclose(
+        fcore.grad(lambda x: fnp.sum(run_new(x)[0]))(X), fcore.grad(lambda x: fnp.sum(run_old(x)[0]))(X), rtol=1e-6
+    )

@@ -28,7 +28,7 @@ from typing_extensions import TypeAlias
 from fcore.errors import JaxprTypeError
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
-from fcore.ir.params import EMPTY_PARAMS, ParamValue, make_params
+from fcore.ir.params import EMPTY_PARAMS, ParamStruct, ParamValue, make_params
 from fcore.ir.primitive import Primitive
 from fcore.ir.rules import RuleTable
 from fcore.ir.typecheck import typecheck
@@ -213,7 +213,7 @@ def rewrite(
 
 
 class _Driver:
-    __slots__ = ("rules", "fixpoint", "dce", "nested", "max_sweeps", "_done", "_fired")
+    __slots__ = ("rules", "fixpoint", "dce", "nested", "max_sweeps", "_done", "_lazy", "_fired")
 
     def __init__(self, rules: _Rules, fixpoint: bool, dce: bool, nested: bool, max_sweeps: int) -> None:
         self.rules = rules
@@ -223,6 +223,7 @@ class _Driver:
         self.max_sweeps = max_sweeps
         #: Nested jaxprs already rewritten (by id; a body shared by many equations is done once).
         self._done: dict[int, tuple[Jaxpr, Jaxpr]] = {}
+        self._lazy: dict[int, tuple[ParamStruct, ParamStruct]] = {}
         #: How many replacements rules have made, in any jaxpr: the fixpoint test (a new object
         #: alone, e.g. a call rebuilt by DCE, is no progress).
         self._fired = 0
@@ -336,10 +337,32 @@ class _Driver:
             return ClosedJaxpr(inner, consts)
         if isinstance(value, Jaxpr):
             return self._nested(value, prune_consts=False)
+        if isinstance(value, ParamStruct):
+            return self._rewrite_lazy(value)
         if type(value) is tuple and any(isinstance(v, (Jaxpr, ClosedJaxpr, tuple)) for v in value):
             new = tuple(self._rewrite_value(v) for v in value)
             return value if all(a is b for a, b in zip(new, value)) else new
         return value
+
+    def _rewrite_lazy(self, value: ParamStruct) -> ParamValue:
+        """A custom rule traced on first use (``LazyJaxpr``: a ``derive(transform)`` method):
+        rewritten when it is traced, memoized so that equal calls keep equal params."""
+        derive: Callable[[Callable[[ClosedJaxpr], ClosedJaxpr]], ParamStruct] | None = getattr(value, "derive", None)
+        if derive is None:
+            return value
+        done = self._lazy.get(id(value))
+        if done is not None and done[0] is value:
+            return done[1]
+
+        def rewritten(closed: ClosedJaxpr) -> ClosedJaxpr:
+            out = self._rewrite_value(closed)
+            assert isinstance(out, ClosedJaxpr)
+            return out
+
+        derived = derive(rewritten)
+        self._lazy[id(value)] = (value, derived)
+        self._lazy[id(derived)] = (derived, derived)
+        return derived
 
     def _nested(self, jaxpr: Jaxpr, prune_consts: bool) -> Jaxpr:
         """A nested jaxpr keeps its signature; unused constants of a closed one go with their values."""
