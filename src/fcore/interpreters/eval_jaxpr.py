@@ -14,7 +14,7 @@ import numpy as np
 from fcore.errors import JaxprArgumentError
 from fcore.interpreters.array import ArrayImpl
 from fcore.interpreters.eval import get_aval
-from fcore.interpreters.trace import Tracer
+from fcore.interpreters.trace import Tracer, add_source_note, equation_source
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr, Jaxpr, Literal, Var
@@ -47,7 +47,12 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
 
     for eqn in jaxpr.eqns:
         invals = [a if type(a) is Literal else env[id(a)] for a in eqn.invars]
-        out = eqn.primitive.bind(*invals, **eqn.params)
+        with equation_source(eqn):
+            try:
+                out = eqn.primitive.bind(*invals, **eqn.params)
+            except Exception as e:
+                add_source_note(e, eqn)
+                raise
         if eqn.primitive.multiple_results:
             for v, x in zip(eqn.outvars, out):
                 env[id(v)] = x

@@ -22,6 +22,7 @@ from fcore.ir.avals import ShapedArray
 from fcore.ir.effects import NO_EFFECTS, Effects, union
 from fcore.ir.params import EMPTY_PARAMS, Params, ParamValue, make_params
 from fcore.ir.primitive import Primitive
+from fcore.ir.source_info import SourceInfo
 
 if TYPE_CHECKING:
     from fcore.ir.typecheck import JaxprType
@@ -132,12 +133,17 @@ Atom: TypeAlias = Union[Var, Literal]
 
 @attrs.frozen(slots=True, repr=False)
 class JaxprEqn:
-    """One equation ``outvars = primitive[params] invars``."""
+    """One equation ``outvars = primitive[params] invars``.
+
+    ``source_info`` (the user's line that bound it and its ``named_scope`` names, or ``None``)
+    is provenance only: equality and hashing ignore it.
+    """
 
     primitive: Primitive
     invars: tuple[Atom, ...]
     outvars: tuple[Var, ...]
     params: Params = EMPTY_PARAMS
+    source_info: SourceInfo | None = attrs.field(default=None, eq=False)
 
     def replace(self, **changes: Any) -> JaxprEqn:
         if "params" in changes:
@@ -186,8 +192,9 @@ def new_eqn(
     invars: Sequence[Atom],
     outvars: Sequence[Var],
     params: Params | dict[str, ParamValue] | None = None,
+    source_info: SourceInfo | None = None,
 ) -> JaxprEqn:
-    return JaxprEqn(primitive, tuple(invars), tuple(outvars), make_params(params or EMPTY_PARAMS))
+    return JaxprEqn(primitive, tuple(invars), tuple(outvars), make_params(params or EMPTY_PARAMS), source_info)
 
 
 # Field converters (``tuple(t)`` of a tuple is the tuple itself: no copy on the common path).
@@ -277,8 +284,11 @@ class Jaxpr:
 
     __repr__ = __str__
 
-    def pretty_print(self) -> str:
-        return str(self)
+    def pretty_print(self, *, source_info: bool = False, print_shapes: bool = True, name_stack: bool = False) -> str:
+        """The text, optionally with each equation's user line and name stack (JAX's options)."""
+        from fcore.ir.printer import pp_jaxpr
+
+        return pp_jaxpr(self, source_info=source_info, print_shapes=print_shapes, name_stack=name_stack)
 
     def typecheck(self) -> JaxprType:
         from fcore.ir.typecheck import typecheck
@@ -472,8 +482,8 @@ class ClosedJaxpr:
 
     __repr__ = __str__
 
-    def pretty_print(self) -> str:
-        return str(self.jaxpr)
+    def pretty_print(self, *, source_info: bool = False, print_shapes: bool = True, name_stack: bool = False) -> str:
+        return self.jaxpr.pretty_print(source_info=source_info, print_shapes=print_shapes, name_stack=name_stack)
 
 
 def _const_equal(a: object, b: object) -> bool:

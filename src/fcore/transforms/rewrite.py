@@ -311,7 +311,10 @@ class _Driver:
         else:  # the driver passes only replacements
             raise AssertionError("no replacement")
         _check_outputs(eqn, outputs, rule)
+        source = eqn.source_info
         for e in new:
+            if source is not None and e.source_info is None:
+                e = e.replace(source_info=source)  # the replacement came from the user's same line
             if self.nested and e.params:
                 e = self._rewrite_params(e)
             eqns.append(e)
