@@ -319,3 +319,11 @@ def test_custom_jvp_rule_is_rewritten_when_traced() -> None:
     np.testing.assert_allclose(
         fcore.grad(lambda x: fnp.sum(run_new(x)[0]))(X), fcore.grad(lambda x: fnp.sum(run_old(x)[0]))(X), rtol=1e-6
     )
+
+
+def test_replacements_keep_the_source_line() -> None:
+    closed = fcore.make_jaxpr(lambda v: v * 2.0)(X)
+    (mul,) = closed.eqns
+    assert mul.source_info is not None
+    (add,) = rewrite(closed, [times_two_to_add]).eqns
+    assert add.primitive is add_p and add.source_info is mul.source_info
