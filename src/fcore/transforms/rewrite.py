@@ -175,9 +175,6 @@ class _Rules:
             self.by_primitive[prim] = [p.rule for p in ordered if p.primitives is None or prim in p.primitives]
         self.generic = [p.rule for p in ordered if p.primitives is None]
 
-    def get(self, prim: Primitive[Any]) -> list[Rule]:
-        rules = self.by_primitive.get(prim)
-        return self.generic if rules is None else rules
 
 
 def rewrite(
@@ -252,13 +249,15 @@ class _Driver:
         return pruned
 
     def _sweep(self, jaxpr: Jaxpr) -> tuple[Jaxpr, bool]:
+        by_primitive, generic = self.rules.by_primitive, self.rules.generic
+        nested = self.nested
+        if not by_primitive and not generic:
+            return self._sweep_nested_only(jaxpr) if nested else (jaxpr, False)
         eqns: list[JaxprEqn] = []
         ctx = RewriteContext(jaxpr, eqns)
         pending = ctx._pending
         subst: dict[int, Atom] = {}
         changed = False
-        rules_for = self.rules.get
-        nested = self.nested
         for eqn in jaxpr.eqns:
             if subst:
                 invars = tuple([subst.get(id(a), a) if type(a) is Var else a for a in eqn.invars])
@@ -269,7 +268,7 @@ class _Driver:
                 if inner is not eqn:
                     eqn, changed = inner, True
             result: Rewrite = None
-            for rule in rules_for(eqn.primitive):
+            for rule in by_primitive.get(eqn.primitive, generic) if by_primitive else generic:
                 if pending:
                     pending.clear()
                 result = rule(eqn, ctx)
@@ -288,6 +287,19 @@ class _Driver:
             return jaxpr, False
         outvars = tuple([subst.get(id(a), a) if type(a) is Var else a for a in jaxpr.outvars])
         return Jaxpr(jaxpr.constvars, jaxpr.invars, outvars, tuple(eqns)), changed
+
+    def _sweep_nested_only(self, jaxpr: Jaxpr) -> tuple[Jaxpr, bool]:
+        """A sweep without rules (e.g. DCE alone): only the nested jaxprs are visited."""
+        eqns: list[JaxprEqn] | None = None
+        empty = EMPTY_PARAMS
+        for i, eqn in enumerate(jaxpr.eqns):
+            if eqn.params is not empty:
+                new = self._rewrite_params(eqn)
+                if new is not eqn:
+                    if eqns is None:
+                        eqns = list(jaxpr.eqns)
+                    eqns[i] = new
+        return (jaxpr, False) if eqns is None else (jaxpr.replace(eqns=tuple(eqns)), True)
 
     def _replacement(
         self,

@@ -66,20 +66,24 @@ def _fold_rule(eqn: JaxprEqn, ctx: RewriteContext) -> Rewrite:
     scalars -> the impl's results as literals."""
     prim = eqn.primitive
     hook = fold_rules.get(prim)
-    if hook is not None and is_pure(eqn):
+    invars = eqn.invars
+    if hook is None:
+        if not invars or type(invars[0]) is not Literal:  # the common case, decided at once
+            return None
+    elif is_pure(eqn):
         folded = hook(eqn, ctx)
         if folded is not None:
             return folded
     if (
-        not eqn.invars
-        or not all(type(a) is Literal for a in eqn.invars)
+        not invars
+        or not all(type(a) is Literal for a in invars)
         or prim.impl_rule is None
         or prim.impl_takes_arrays
         or not all(v.aval.shape == () for v in eqn.outvars)
         or not is_pure(eqn)
     ):
         return None
-    vals = [np.asarray(a.val) for a in eqn.invars if type(a) is Literal]
+    vals = [np.asarray(a.val) for a in invars if type(a) is Literal]
     out = prim.impl_rule(*vals, **eqn.params)
     outs = list(out) if prim.multiple_results else [out]
     return [Literal.of(np.asarray(o, v.aval.dtype), v.aval) for v, o in zip(eqn.outvars, outs)]
