@@ -37,7 +37,7 @@ from fcore.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceS
 from fcore.api.spmd import SpmdLaunch, jaxpr_mesh, spmd_launch
 from fcore.api.spmd_stages import SpmdLowered
 from fcore.backend.sharded import ShardedBuffer
-from fcore.lax.call import Launch, bind_jit, clear_executable_cache, hoist_consts, to_device
+from fcore.lax.call import bind_jit, clear_executable_cache, hoist_consts, to_device
 
 #: jaxlib's C++ flattener, called directly on this hot path (no Python frame in between).
 _flatten = tree_util.default_registry.flatten
@@ -261,12 +261,23 @@ class Jitted(Generic[P, R]):
                 for c_avals, c_x64, entry in candidates:
                     if c_x64 is x64 and c_avals == avals:
                         launch = entry.launch
-                        if launch is not None:
-                            try:
-                                return _run_fast(entry, launch, flat)
-                            except AttributeError:  # a leaf without its device copy
-                                pass
-                        break
+                        if launch is None:
+                            break
+                        try:  # the jaxlib arrays (``DeviceBuffer.raw_array()``, inlined); an array
+                            # without its one-device copy (host only, sharded, deleted; a tracer)
+                            # has none, and nothing has run yet
+                            raw: list[runtime.RawArray] = [x._device._array for x in flat]
+                        except AttributeError:
+                            break
+                        if launch.consts:
+                            raw[:0] = launch.consts
+                        outs = launch.run(raw).consume_with_handlers(launch.handlers)
+                        one = launch.single
+                        if one is not None and entry.leaf_out:
+                            return ArrayImpl(None, one[0], DeviceBuffer(outs[0], one[1]), one[2])
+                        return entry.out_tree.unflatten(
+                            [ArrayImpl(None, w, DeviceBuffer(o, r), av) for o, (w, r, av) in zip(outs, launch.outs)]
+                        )
         return self._call(args, kwargs)
 
     if TYPE_CHECKING:  # called as ``fun`` is; ``_dispatch`` itself, with no extra frame, at runtime
@@ -537,20 +548,6 @@ def _return_freed_memory() -> None:
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):  # not glibc
         pass
-
-
-def _run_fast(entry: Specialization, launch: Launch, flat: Sequence[Any]) -> Any:
-    """Run a cached one-device launch on fcore arrays whose device copies exist (an
-    ``AttributeError`` before anything runs otherwise: host-only, sharded or deleted
-    arrays, tracers)."""
-    raw: list[runtime.RawArray] = [x._device._array for x in flat]  # ``DeviceBuffer.raw_array()``, inlined
-    if launch.consts:
-        raw[:0] = launch.consts
-    outs = launch.run(raw).consume_with_handlers(launch.handlers)
-    one = launch.single
-    if one is not None and entry.leaf_out:
-        return ArrayImpl(None, one[0], DeviceBuffer(outs[0], one[1]), one[2])
-    return entry.out_tree.unflatten([ArrayImpl(None, w, DeviceBuffer(o, r), av) for o, (w, r, av) in zip(outs, launch.outs)])
 
 
 @functools.lru_cache(maxsize=64)
