@@ -245,3 +245,22 @@ def test_pytree_fast_path_keys_on_every_leaf() -> None:
         f({"a": a, "b": deleted})
     with pytest.raises(TypeError, match="abstract array"):
         f({"a": a, "b": "text"})
+
+
+def test_unused_arguments_are_not_passed_to_the_program() -> None:
+    """As jax (``keep_unused=False``): the program takes only the arguments it uses, so an
+    unused argument may even be deleted; a leaked tracer is still an error."""
+    f = fcore.jit(lambda p, y: p["a"] * 2)
+    a, y = fcore.device_put(X), fcore.device_put(X)
+    p = {"a": a, "b": fcore.device_put(X), "c": fcore.device_put(X[:3])}
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(f(p, y)), X * 2)
+    assert f.lower(p, y).compile().memory_analysis().argument_size_in_bytes == X.nbytes
+    y.delete()
+    np.testing.assert_array_equal(np.asarray(f(p, y)), X * 2)
+    leaked: list[Any] = []
+    fcore.grad(lambda x: leaked.append(x) or x)(1.0)
+    g = fcore.jit(lambda x, t: x + 1)
+    g(a, fcore.device_put(1.0))
+    with pytest.raises(fcore.UnexpectedTracerError):
+        g(a, leaked[0])

@@ -265,10 +265,13 @@ class Jitted(Generic[P, R]):
                             break
                         try:  # the jaxlib arrays (``DeviceBuffer.raw_array()``, inlined); an array
                             # without its one-device copy (host only, sharded, deleted; a tracer)
-                            # has none, and nothing has run yet
+                            # has none: the slow path, which also skips the unused ones
                             raw: list[runtime.RawArray] = [x._device._array for x in flat]
                         except AttributeError:
                             break
+                        kept = launch.kept
+                        if kept is not None:
+                            raw = [raw[i] for i in kept]
                         if launch.consts:
                             raw[:0] = launch.consts
                         outs = launch.run(raw).consume_with_handlers(launch.handlers)
