@@ -230,16 +230,16 @@ def test_weak_typed_scalar_argument() -> None:
     _assert_same(_eval(closed, X, 2.0), [X * 2.0 + 2.0])
 
 
-def test_custom_jvp_call_is_inlined() -> None:
+def test_custom_jvp_call_is_kept() -> None:
     def f(x: Any) -> Any:
         return jax.nn.relu(x) + jax.nn.softplus(x)
 
     closed = from_jax(jax.make_jaxpr(f)(X))
-    assert all(not e.primitive.name.startswith("custom") for e in closed.eqns)
+    assert "custom_jvp_call" in {e.primitive.name for e in closed.eqns}
     _assert_same(_eval(closed, X), [f(X)])
 
 
-def test_custom_vjp_call_is_inlined() -> None:
+def test_custom_vjp_call_is_kept() -> None:
     @jax.custom_vjp
     def g(x: Any) -> Any:
         return jnp.sin(x) * 2.0
@@ -257,12 +257,14 @@ def test_logsumexp() -> None:
     _assert_same(_eval(closed, x), [jax.nn.logsumexp(x)])
 
 
-def test_checkpoint_is_inlined() -> None:
+def test_checkpoint_is_kept() -> None:
     f = jax.checkpoint(lambda x: jnp.sin(x) * 2.0 + x)
     jax_closed = jax.make_jaxpr(f)(X)
     assert jax_closed.jaxpr.eqns[0].primitive.name in ("checkpoint", "remat2")
     closed = from_jax(jax_closed)
-    assert [e.primitive.name for e in closed.eqns] == ["sin", "mul", "add"]
+    assert [e.primitive.name for e in closed.eqns] == ["remat2"]
+    body = closed.eqns[0].params["jaxpr"]
+    assert isinstance(body, ClosedJaxpr) and [e.primitive.name for e in body.eqns] == ["sin", "mul", "add"]
     _assert_same(_eval(closed, X), [f(X)])
 
 
@@ -365,3 +367,38 @@ def test_params_type_of_rules() -> None:
     closed = fcore.make_jaxpr(lambda x: flax.integer_pow(x, 3))(X)
     _assert_same(to_jax_callable(closed, rules={"integer_pow": rule})(X), [X**3])
     assert seen and seen[0]["y"] == 3
+
+
+@pytest.mark.parametrize("policy", ["dots_saveable", "nothing_saveable", "dots_with_no_batch_dims_saveable",
+                                    "save_only_these_names", "save_any_names_but_these"])
+def test_checkpoint_policies_round_trip(policy: str) -> None:
+    make = getattr(jax.checkpoint_policies, policy)
+    jax_policy = make("a", "b") if policy.startswith("save_") else make
+    f = jax.checkpoint(lambda a: jnp.sin(a @ a.T), policy=jax_policy)
+    closed = from_jax(jax.make_jaxpr(f)(X))
+    ours = closed.eqns[0].params["policy"]
+    assert ours is not None and type(ours).__module__ == "fcore.lax.remat"
+    back = jax.make_jaxpr(to_jax_callable(closed))(X).eqns[0].params["policy"]
+    assert back == jax_policy or getattr(back, "__name__", None) == getattr(jax_policy, "__name__", 0)
+
+
+def test_unknown_checkpoint_policy_is_named() -> None:
+    cp = jax.checkpoint_policies
+    f = jax.checkpoint(jnp.sin, policy=cp.save_from_both_policies(cp.dots_saveable, cp.nothing_saveable))
+    with pytest.raises(NotImplementedError, match="checkpoint policy .* has no fcore equivalent"):
+        from_jax(jax.make_jaxpr(f)(X))
+
+
+def test_source_locations_are_imported() -> None:
+    """JAX's ``source_info``: the user's line (the innermost frame outside JAX) and the name stack."""
+
+    def f(x: Any) -> Any:
+        with jax.named_scope("outer"):
+            return jnp.sin(x) * 2.0
+
+    closed = from_jax(jax.make_jaxpr(f)(X))
+    infos = [e.source_info for e in closed.eqns]
+    assert all(info is not None and info.frame is not None for info in infos)
+    line = f.__code__.co_firstlineno + 2
+    assert {(i.frame.file_name, i.frame.start_line) for i in infos if i and i.frame} == {(__file__, line)}
+    assert all(info is not None and info.name_stack == ("outer",) for info in infos)

@@ -18,7 +18,8 @@ from jax.sharding import AxisType
 jmesh = jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
 mesh = fcore.make_mesh((2, 2), ("x", "y"))
 def compare(body, x, in_specs, out_specs, jit=True, rtol=1e-6):
-    f = fcore.shard_map(lambda v: body(fnp, lax, v), mesh=mesh, in_specs=in_specs, out_specs=out_specs)
+    f = fcore.shard_map(lambda v: body(fnp, lax, v), mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+                        check_vma=False)
     jf = jax.shard_map(lambda v: body(jnp, jax.lax, v), mesh=jmesh, in_specs=jax.P(*in_specs),
                        out_specs=jax.P(*out_specs), check_vma=False)
     r = fcore.jit(f)(x) if jit else f(x)
@@ -148,11 +149,6 @@ def test_shard_map_errors() -> None:
         assert e[0] == "ValueError" and "in_specs" in e[1], e
         e = err(lambda: fcore.shard_map(lambda v: v, mesh=mesh, in_specs=P(), out_specs=P("x", ("y", "x")))(x))
         assert e[0] == "ValueError" and "more than once" in e[1], e
-        def printing(v):
-            fcore.debug.print("{}", v)
-            return v
-        e = err(lambda: fcore.shard_map(printing, mesh=mesh, in_specs=P("x"), out_specs=P("x"))(x))
-        assert e[0] == "NotImplementedError" and "callbacks" in e[1], e  # a clear error, not a crash in XLA
         e = err(lambda: fcore.shard_map(lambda v: lax.psum(v, "z"), mesh=mesh, in_specs=P(), out_specs=P())(x))
         assert e[0] == "NameError" and "unbound axis name: z" in e[1], e
         """

@@ -92,7 +92,7 @@ def test_sharded_jit_matches_jax() -> None:
         np.testing.assert_allclose(np.asarray(fcore.grad(sm_loss)(a)), 2 * a, rtol=1e-6)
         v, g = fcore.value_and_grad(fcore.jit(lambda u: (lax.with_sharding_constraint(u, xs) ** 3).sum()))(a)
         np.testing.assert_allclose(np.asarray(g), 3 * a ** 2, rtol=1e-5)
-        # a program with a host callback and sharded arguments runs on one device (gathered)
+        # a program with a host callback and sharded arguments (tests/test_spmd_callbacks.py for more)
         def printing(u):
             fcore.debug.print("total {}", u.sum())
             return u * 2

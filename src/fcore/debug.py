@@ -1,8 +1,9 @@
 """``fcore.debug``: printing and callbacks that work inside transformed code (``jax.debug``)."""
 
+from fcore.api.debugger import breakpoint as breakpoint  # noqa: A004 - JAX's name
 from fcore.ir.effects import DebugEffect as DebugEffect, OrderedDebugEffect as OrderedDebugEffect
 from fcore.lax.callbacks import debug_callback as callback
 from fcore.lax.callbacks import debug_log as log
 from fcore.lax.callbacks import debug_print as print  # noqa: A001 - JAX's name
 
-__all__ = ["DebugEffect", "OrderedDebugEffect", "callback", "log", "print"]
+__all__ = ["DebugEffect", "OrderedDebugEffect", "breakpoint", "callback", "log", "print"]

@@ -32,7 +32,7 @@ from fcore.api.staging import fun_name
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import get_aval
 from fcore.interpreters.stack import current_trace, trace_scope
-from fcore.interpreters.trace import Trace
+from fcore.interpreters.trace import Trace, transform_name_stack
 from fcore.ir.avals import ShapedArray
 from fcore.transforms import ad_util
 from fcore.transforms.ad_util import Zero, has_tangent
@@ -137,7 +137,7 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         )
     t_flat = [_jvp_tangent(p, t) for p, t in zip(p_flat, t_flat)]
     trace = JVPTrace(current_trace(), f"jvp({fun_name(fun)})")
-    with trace_scope(trace):
+    with trace_scope(trace), transform_name_stack("jvp"):
         out = fun(*p_tree.unflatten([JVPTracer(trace, p, t) for p, t in zip(p_flat, t_flat)]))
         if has_aux:
             out, aux = _split_aux(out)

@@ -6,14 +6,13 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Iterator, Sequence
-from contextvars import ContextVar
 from typing import Any, TypeVar, cast
 
 from fcore.api._diff_args import typeof as typeof
 from fcore.api.staging import make_jaxpr
 from fcore.interpreters.eval import EVAL_TRACE
 from fcore.interpreters.stack import bind_with_trace, current_trace, set_current_trace
-from fcore.interpreters.trace import Trace, Tracer
+from fcore.interpreters.trace import Trace, Tracer, name_stack
 from fcore.ir.params import ParamValue
 from fcore.ir.primitive import Primitive
 
@@ -30,25 +29,24 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 
 # -- names ----------------------------------------------------------------------------------
-_name_stack: ContextVar[tuple[str, ...]] = ContextVar("fcore_name_stack", default=())
-
-
 def current_name_stack() -> tuple[str, ...]:
     """The names of the enclosing ``named_scope`` s, outermost first."""
-    return _name_stack.get()
+    return name_stack.get()
 
 
 @contextlib.contextmanager
 def named_scope(name: str) -> Iterator[None]:
     """Name the operations staged inside the block (``jax.named_scope``); what they compute is
-    unchanged. The names form a context-local stack (``current_name_stack``)."""
+    unchanged. The names form a context-local stack (``current_name_stack``) that every equation
+    staged inside records in its ``source_info.name_stack`` (printed by
+    ``jaxpr.pretty_print(name_stack=True)``, emitted in StableHLO locations)."""
     if not isinstance(name, str):
         raise TypeError("named_scope name argument must be a string.")
-    token = _name_stack.set((*_name_stack.get(), name))
+    token = name_stack.set((*name_stack.get(), name))
     try:
         yield
     finally:
-        _name_stack.reset(token)
+        name_stack.reset(token)
 
 
 def named_call(fun: F, *, name: str | None = None) -> F:

@@ -4,8 +4,9 @@
 shapes with the mesh's axis names bound (so ``lax.psum(x, "x")`` and the other collectives
 of ``fcore.lax.parallel`` work in it) and binds one ``shard_map`` equation. It lowers to
 Shardy's ``sdy.manual_computation`` over the mesh; eagerly it runs as a jitted program.
-As JAX's ``check_vma=False``: replication of results over axes their ``out_specs`` leave out
-is the user's promise, and differentiation scales and sums cotangents accordingly.
+With ``check_vma`` (the default) a result whose ``out_specs`` leave out a mesh axis it may vary
+over is refused (``shard_map_vma``); differentiation scales and sums the cotangents of
+replicated values as JAX's ``check_vma=False`` does (the values are the same either way).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 import attrs
 
 from fcore import tree_util
+from fcore.api.shard_map_vma import varying_axes
 from fcore.backend.lowering import LoweringRuleContext, lowering_rules, tensor_type
 from fcore.interpreters.array import Array
 from fcore.interpreters.eval import get_aval
@@ -235,6 +237,46 @@ def _check_spec(mesh: Mesh, spec: PartitionSpec, what: str) -> None:
                 )
 
 
+def _check_replication(
+    name: str, mesh: Mesh, in_sp: list[PartitionSpec], out_sp: list[PartitionSpec], out_paths: list[str],
+    closed: ClosedJaxpr,
+) -> None:
+    """JAX's ``check_vma``: each result must be the same on the devices along the axes its
+    out_spec leaves out (the error lists every result that may not be, as JAX's)."""
+
+    def axes(names: frozenset[str]) -> str:
+        return "{" + ",".join(a for a in mesh.axis_names if a in names) + "}"
+
+    split = [frozenset(a for d in range(len(s)) for a in s.axes_of(d)) for s in in_sp]
+    msgs = []
+    for s, path, varying in zip(out_sp, out_paths, varying_axes(closed.jaxpr, split)):
+        left_out = _unmentioned(mesh, s)
+        if not varying & frozenset(left_out):
+            continue
+        if len(left_out) > 1:
+            msgs.append(
+                f"* out_specs{path} is {s} which implies that the corresponding output value is only varying across "
+                f"mesh axes {axes(frozenset(mesh.axis_names) - frozenset(left_out))} and not "
+                f"{axes(varying & frozenset(left_out))}, but it was inferred to be possibly varying over {axes(varying)}"
+            )
+        else:
+            msgs.append(
+                f"* out_specs{path} is {s} which implies that the corresponding output value is replicated across "
+                f"mesh axis '{left_out[0]}', but could not infer replication over any axes"
+            )
+    if msgs:
+        if len(msgs) == 1:
+            msgs = [msgs[0][2:]]
+        raise ValueError(
+            f"shard_map applied to the function '{name}' was given out_specs which require replication which can't "
+            f"be statically inferred given the mesh:\n\nThe mesh given has shape {tuple(mesh.shape.values())} with "
+            f"corresponding axis names {tuple(mesh.axis_names)}.\n\n" + "\n\n".join(msgs) + "\n\nCheck if these "
+            "output values are meant to be replicated over those mesh axes. If not, consider revising the "
+            "corresponding out_specs entries. If so, consider disabling the check by passing the check_vma=False "
+            "argument to `jax.shard_map`."
+        )
+
+
 def shard_map(
     f: Callable[..., Any] | None = None, /, *, out_specs: Any, in_specs: Any = None, mesh: Mesh | None = None,
     axis_names: Any = frozenset(), check_vma: bool = True, check_rep: bool | None = None,
@@ -243,8 +285,8 @@ def shard_map(
 
     ``in_specs`` (a prefix of the positional arguments) and ``out_specs`` (a prefix of the
     results) are ``PartitionSpec`` objects: dimension ``i`` of a value is split over the mesh axes
-    ``spec[i]``; values are replicated over axes their spec leaves out. Without ``f``,
-    returns a decorator. ``check_vma`` / ``check_rep`` are accepted; replication is not checked.
+    ``spec[i]``; values are replicated over axes their spec leaves out (``check_vma``, or its
+    older name ``check_rep``, checks that results are). Without ``f``, returns a decorator.
     """
     if f is None:
         return functools.partial(shard_map, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
@@ -255,15 +297,18 @@ def shard_map(
     if not isinstance(the_mesh, Mesh):
         raise TypeError(f"shard_map requires a Mesh, got {type(the_mesh).__name__}")
     fun, m = f, the_mesh
+    check = check_vma if check_rep is None else check_rep
 
     @functools.wraps(fun)
     def wrapped(*args: Any) -> Any:
-        return _call(fun, m, in_specs, out_specs, args)
+        return _call(fun, m, in_specs, out_specs, args, check)
 
     return wrapped
 
 
-def _call(f: Callable[..., Any], mesh: Mesh, in_specs: Any, out_specs: Any, args: tuple[Any, ...]) -> Any:
+def _call(
+    f: Callable[..., Any], mesh: Mesh, in_specs: Any, out_specs: Any, args: tuple[Any, ...], check_vma: bool
+) -> Any:
     name = getattr(f, "__name__", "f")
     flat, in_tree = tree_util.tree_flatten(args)
     if in_specs is None:
@@ -306,10 +351,9 @@ def _call(f: Callable[..., Any], mesh: Mesh, in_specs: Any, out_specs: Any, args
         closed = trace_to_jaxpr(body, local, f"shard_map({name})")
     out_tree = out_trees[0]
     dummy = out_tree.unflatten([0] * out_tree.num_leaves)
+    prefix = tuple(out_specs) if isinstance(out_specs, list) else out_specs
     try:
-        specs_out = tree_util.broadcast_prefix(
-            tuple(out_specs) if isinstance(out_specs, list) else out_specs, dummy, is_leaf=_is_spec
-        )
+        specs_out = tree_util.broadcast_prefix(prefix, dummy, is_leaf=_is_spec)
     except ValueError as e:
         raise ValueError(
             f"shard_map out_specs specification must be a tree prefix of the outputs of {name}; "
@@ -320,6 +364,10 @@ def _call(f: Callable[..., Any], mesh: Mesh, in_specs: Any, out_specs: Any, args
         _check_spec(mesh, s, f"out_specs[{i}]")
         if len(s) > a.ndim:
             raise ValueError(f"shard_map out_specs[{i}] {s} has more entries than the rank of the result {a.str_short()}")
+    if check_vma:
+        paths = tree_util.tree_map_with_path(lambda p, _: tree_util.keystr(p), prefix, is_leaf=_is_spec)
+        out_paths = tree_util.broadcast_prefix(paths, dummy)
+        _check_replication(name, mesh, in_sp, out_sp, out_paths, closed)
     hoisted, consts = hoist_consts(closed)
     rep = PartitionSpec()
     outs: list[Array] = shard_map_p.bind(

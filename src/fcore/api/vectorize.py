@@ -21,7 +21,7 @@ from fcore.api._vmap_errors import inconsistent_sizes, not_a_prefix
 from fcore.api.staging import fun_name
 from fcore.interpreters.eval import get_aval
 from fcore.interpreters.stack import current_trace, set_current_trace, trace_scope
-from fcore.interpreters.trace import Tracer
+from fcore.interpreters.trace import Tracer, transform_name_stack
 from fcore.lax.parallel import vmap_axis
 from fcore.transforms.batching import BatchTrace, BatchTracer, bdim_at
 
@@ -115,7 +115,7 @@ def vmap(
         n = _axis_size(fun, args, kwargs, flat, axes, sizes, axis_size)
         trace = BatchTrace(current_trace(), n, f"vmap({fun_name(fun)})")
         named = vmap_axis(axis_name, n, trace) if axis_name is not None else contextlib.nullcontext()
-        with trace_scope(trace), named:
+        with trace_scope(trace), named, transform_name_stack("vmap"):
             inputs = [_batched_input(trace, x, d) for x, d in zip(flat, dims)]
             in_args, in_kwargs = in_tree.unflatten(inputs)
             out = fun(*in_args, **in_kwargs)

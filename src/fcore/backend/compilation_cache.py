@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -23,11 +24,18 @@ _DIGEST = 32
 _SUFFIX = ".xla"
 
 
+# An op's location, `` loc("names/prim"("file.py":3:12))`` or `` loc("main.eqn0.sin")``: strings
+# may hold parentheses, and a name location nests one more level.
+_STRING = r'"(?:[^"\\]|\\.)*"'
+_LOCATION = re.compile(rf' loc\((?:[^()"]|{_STRING}|\((?:[^()"]|{_STRING})*\))*\)')
+
+
 def cache_key(program: str | bytes, jaxlib_version: str, platform: str, device_kind: str, options: bytes) -> str:
-    """The hex digest naming one entry."""
+    """The hex digest naming one entry. The ops' locations (the user's lines) are left out, as
+    JAX strips debug info from its key: the same program traced from other lines is a hit."""
     h = hashlib.sha256()
     for part in (
-        program.encode() if isinstance(program, str) else program,
+        _LOCATION.sub("", program).encode() if isinstance(program, str) else program,
         jaxlib_version.encode(),
         platform.encode(),
         device_kind.encode(),

@@ -58,19 +58,22 @@ def custom_call(
     result_types: Sequence[str],
     ranks: tuple[Sequence[int], Sequence[int]],
     side_effect: bool = True,
+    sharding: str = "",
 ) -> str:
     """The text of a callback custom call (without the ``%N =`` binder). ``ranks`` gives the
     rank of each operand and result (row-major layouts, as JAX passes); a pure call (no
-    ``has_side_effect``) may be removed by XLA when its results are unused."""
+    ``has_side_effect``) may be removed by XLA when its results are unused; ``sharding`` is an
+    extra attribute placing the call in a program over several devices."""
     ins = ", ".join(operand_types)
     outs = ", ".join(result_types)
     out = result_types[0] if len(result_types) == 1 else f"({outs})"
     in_layouts, out_layouts = (", ".join(_layout(r) for r in rs) for rs in ranks)
     effect = ", has_side_effect = true" if side_effect else ""
+    placed = f", {sharding}" if sharding else ""
     return (
         f"stablehlo.custom_call @{CPU_TARGET}({', '.join(operands)}) "
         f"{{api_version = 4 : i32, operand_layouts = [{in_layouts}], result_layouts = [{out_layouts}], "
-        f"backend_config = {{index = {key} : ui64}}{effect}}} : ({ins}) -> {out}"
+        f"backend_config = {{index = {key} : ui64}}{effect}{placed}}} : ({ins}) -> {out}"
     )
 
 

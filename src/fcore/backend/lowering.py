@@ -26,6 +26,7 @@ from fcore.ir.core import ClosedJaxpr, Jaxpr, Literal
 from fcore.ir.dtypes import DType
 from fcore.ir.printer import pp_eqn_in
 from fcore.ir.rules import RuleTable
+from fcore.ir.source_info import SourceInfo
 
 if TYPE_CHECKING:
     from jaxlib.mlir import ir as _mlir_ir
@@ -119,7 +120,8 @@ class ModuleBuilder:
     """The module being built: private functions for nested jaxprs, deduplicated, and the
     device mesh its sharding annotations refer to (``@mesh``; at most one per program)."""
 
-    __slots__ = ("functions", "_by_jaxpr", "_names", "mesh", "mesh_size", "axis_env", "_channels")
+    __slots__ = ("functions", "_by_jaxpr", "_names", "mesh", "mesh_size", "axis_env", "_channels", "maximal",
+                 "_locations")
 
     def __init__(self) -> None:
         self.functions: list[str] = []
@@ -131,6 +133,24 @@ class ModuleBuilder:
         #: ``(names, sizes)`` of the whole mesh (what collectives compute replica groups from).
         self.axis_env: list[tuple[tuple[str, ...], tuple[int, ...]]] = []
         self._channels = 0
+        #: Whether an op is pinned to the mesh's first device (``@maximal_mesh_0``).
+        self.maximal = False
+        self._locations: dict[tuple[int, str], str] = {}
+
+    def location(self, info: SourceInfo, primitive: str) -> str:
+        """`` loc("outer/inner/prim"("file":line:col))``, as JAX names an op: its name stack and
+        the user's line (equations bound at one line share one ``SourceInfo``: memoized)."""
+        key = (id(info), primitive)
+        loc = self._locations.get(key)
+        if loc is None:
+            name = _mlir_string(f"{info.name}/{primitive}" if info.name_stack else primitive)
+            frame = info.frame
+            if frame is None:
+                loc = f" loc({name})"
+            else:
+                loc = f" loc({name}({_mlir_string(frame.file_name)}:{frame.start_line}:{frame.start_column}))"
+            self._locations[key] = loc
+        return loc
 
     def next_channel(self) -> int:
         """A fresh channel handle for a collective op."""
@@ -143,6 +163,16 @@ class ModuleBuilder:
             raise ValueError(f"a program can use one device mesh, got {self.mesh} and {mesh}")
         self.mesh, self.mesh_size = mesh, size
         return "@mesh"
+
+    def on_first_device(self, n_values: int) -> str:
+        """The attribute that pins an op with ``n_values`` results (at least one entry) to the
+        mesh's first device, as JAX pins host callbacks outside ``shard_map``; empty in a
+        one-device program or inside a manual region, where every device runs the op."""
+        if self.mesh is None or self.axis_env:
+            return ""
+        self.maximal = True
+        values = ", ".join(["<@maximal_mesh_0, []>"] * max(n_values, 1))
+        return f"sdy.sharding = #sdy.sharding_per_value<[{values}]>"
 
     def unique_name(self, base: str) -> str:
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in base) or "fn"
@@ -277,7 +307,8 @@ def lower_function(
             raise LoweringError(
                 f"no lowering rule for primitive '{prim.name}' (equation {i} of {name}: {pp_eqn_in(jaxpr, i)})"
             )
-        fn.location = f' loc("{name}.eqn{i}.{prim.name}")'
+        info = eqn.source_info
+        fn.location = f' loc("{name}.eqn{i}.{prim.name}")' if info is None else module.location(info, prim.name)
         operands = [read(a) for a in eqn.invars]
         ctx = LoweringRuleContext(module, fn, [a.aval for a in eqn.invars], [v.aval for v in eqn.outvars])
         try:
@@ -305,6 +336,13 @@ def lower_function(
     head = f"  func.func {vis} @{name}({', '.join(params)}) -> ({', '.join(results_decl)}) {{"
     ret = f"    return {', '.join(results)} : {', '.join(out_types)}" if results else "    return"
     return "\n".join([head, *fn.lines, ret, "  }"])
+
+
+def _mlir_string(text: str) -> str:
+    """An MLIR string literal (quotes, backslashes and control characters escaped as hex)."""
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    return '"' + "".join(c if c.isprintable() and c not in '"\\' else "".join(f"\\{b:02X}" for b in c.encode()) for c in text) + '"'
 
 
 def donation_aliases(
@@ -348,6 +386,8 @@ def lower_module(
     body = "\n".join([main, *module.functions])
     module_name = "".join(c if c.isalnum() or c == "_" else "_" for c in f"jit_{name}")
     decl = f"  sdy.mesh @mesh = {module.mesh}\n" if module.mesh is not None else ""
+    if module.maximal:
+        decl += "  sdy.mesh @maximal_mesh_0 = <[], device_ids=[0]>\n"
     n = module.mesh_size
     return (
         f"module @{module_name} attributes {{mhlo.num_partitions = {n} : i32, mhlo.num_replicas = 1 : i32}} {{\n"
@@ -362,7 +402,7 @@ def parse_module(text: str) -> MlirModule:
     context with the StableHLO dialects registered. Imported lazily: only this needs MLIR."""
     from jaxlib.mlir import ir as mlir_ir
     from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-    from jaxlib.mlir.dialects import stablehlo
+    from jaxlib.mlir.dialects import sdy, stablehlo
 
     ctx = mlir_ir.Context()
     registry = mlir_ir.DialectRegistry()
@@ -370,4 +410,5 @@ def parse_module(text: str) -> MlirModule:
     ctx.append_dialect_registry(registry)
     ctx.load_all_available_dialects()
     stablehlo.register_dialect(ctx)
+    sdy.register_dialect(ctx)  # sharded programs name their mesh and shardings
     return mlir_ir.Module.parse(text, ctx)

@@ -194,10 +194,12 @@ def assemble(
 class SpmdExecutable:
     """A program compiled for ``len(devices)`` partitions by Shardy."""
 
-    __slots__ = ("_exe", "devices", "out_hlo", "_handlers", "_out_avals")
+    __slots__ = ("_exe", "devices", "out_hlo", "_handlers", "_out_avals", "_callbacks")
 
-    def __init__(self, exe: xc.LoadedExecutable, devices: tuple[Device, ...]) -> None:
+    def __init__(self, exe: xc.LoadedExecutable, devices: tuple[Device, ...], callbacks: bool = False) -> None:
         self._exe = exe
+        #: Whether the program calls Python: then a run returns once every callback has run.
+        self._callbacks = callbacks
         self.devices = devices
         #: XLA's sharding of each result (what it chose where the program left it open).
         self.out_hlo: list[xc.OpSharding] = list(exe.get_output_shardings() or ())
@@ -216,7 +218,12 @@ class SpmdExecutable:
         ]
 
     def run(self, args: Sequence[runtime.RawArray]) -> list[xc.ArrayImpl]:
-        outs: list[xc.ArrayImpl] = self._exe.execute_sharded(list(args)).consume_with_handlers(self._handlers)
+        if self._callbacks:
+            results = self._exe.execute_sharded(list(args), with_tokens=True)
+            results.consume_token().block_until_ready()
+        else:
+            results = self._exe.execute_sharded(list(args))
+        outs: list[xc.ArrayImpl] = results.consume_with_handlers(self._handlers)
         return outs
 
     def as_text(self) -> str:
@@ -233,13 +240,6 @@ class SpmdExecutable:
 
 def compile_spmd(text: str, devices: tuple[Device, ...]) -> SpmdExecutable:
     """Compile a StableHLO module annotated for Shardy over ``devices`` (one partition each)."""
-    if host_callback.has_callbacks(text):
-        # jaxlib needs the callables with the module object; fcore does not hand them over for
-        # SPMD programs yet, and XLA then crashes the process: refuse before it sees the program.
-        raise NotImplementedError(
-            "Python callbacks (debug.print, pure_callback, io_callback) in a program over several devices "
-            "are not supported yet"
-        )
     client = runtime._get_client()
     opts = xc.CompileOptions()
     opts.num_replicas = 1
@@ -248,11 +248,18 @@ def compile_spmd(text: str, devices: tuple[Device, ...]) -> SpmdExecutable:
     build.use_spmd_partitioning = True
     build.use_shardy_partitioner = True
     opts.device_assignment = xc.DeviceAssignment.create(np.asarray([[d.id for d in devices]]))
+    callbacks = host_callback.has_callbacks(text)
     try:
-        exe = client.compile_and_load(text, xc.DeviceList(devices), opts)
-    except XlaRuntimeError as e:
+        if callbacks:  # jaxlib takes the callables only with an MLIR module object
+            from fcore.backend.lowering import parse_module
+
+            text, callables = host_callback.prepare(text, devices[0].platform)
+            exe = client.compile_and_load(parse_module(text), xc.DeviceList(devices), opts, callables)
+        else:
+            exe = client.compile_and_load(text, xc.DeviceList(devices), opts)
+    except (XlaRuntimeError, ValueError) as e:
         raise XlaCompileError(str(e)) from e
-    return SpmdExecutable(exe, devices)
+    return SpmdExecutable(exe, devices, callbacks)
 
 
 _gathers: dict[tuple[tuple[int, ...], str, str, str, tuple[int, ...]], SpmdExecutable] = {}

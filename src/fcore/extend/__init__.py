@@ -3,3 +3,4 @@ interpreters (docs/adding_a_primitive.md, docs/embedding.md). As in JAX, this su
 fcore's internals more closely than the rest of the API."""
 
 from fcore.extend import core as core
+from fcore.extend import source_info_util as source_info_util

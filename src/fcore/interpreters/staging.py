@@ -16,7 +16,7 @@ from fcore.config import verify_enabled
 from fcore.interpreters.array import ArrayImpl
 from fcore.interpreters.eval import EVAL_TRACE
 from fcore.interpreters.stack import trace_scope
-from fcore.interpreters.trace import Trace, Tracer
+from fcore.interpreters.trace import Trace, Tracer, current_source_info
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
@@ -70,11 +70,12 @@ class StagingTrace(Trace):
         return StagingTracer(self, atom)
 
     def emit(self, prim: Primitive, invars: Sequence[Atom], params: Params | dict[str, ParamValue]) -> list[Var]:
-        """Append one equation (abstract-evaluating its outputs); return its outvars."""
+        """Append one equation (abstract-evaluating its outputs); return its outvars. Its source
+        info is the user's line, or the equation a pass is re-binding (``equation_source``)."""
         out_avals = prim.abstract_eval([a.aval for a in invars], params)
         outvars = [Var(a) for a in out_avals]
         p = params if type(params) is Params else (Params(params) if params else EMPTY_PARAMS)
-        self.eqns.append(JaxprEqn(prim, tuple(invars), tuple(outvars), p))
+        self.eqns.append(JaxprEqn(prim, tuple(invars), tuple(outvars), p, current_source_info()))
         return outvars
 
     def add_eqn(self, eqn: JaxprEqn) -> None:
@@ -92,7 +93,7 @@ class StagingTrace(Trace):
         # ``emit`` for the common single-result case, without its lists.
         out = Var(aval)
         p = Params(params) if params else EMPTY_PARAMS
-        self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), p))
+        self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), p, current_source_info()))
         return StagingTracer(self, out)
 
     # -- operands -------------------------------------------------------------------

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Sequence
+import weakref
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, Union
 
 import attrs
@@ -21,6 +22,7 @@ from fcore.ir.avals import ShapedArray
 from fcore.ir.effects import NO_EFFECTS, Effects, union
 from fcore.ir.params import EMPTY_PARAMS, Params, ParamValue, make_params
 from fcore.ir.primitive import Primitive
+from fcore.ir.source_info import SourceInfo
 
 if TYPE_CHECKING:
     from fcore.ir.typecheck import JaxprType
@@ -131,12 +133,17 @@ Atom: TypeAlias = Union[Var, Literal]
 
 @attrs.frozen(slots=True, repr=False)
 class JaxprEqn:
-    """One equation ``outvars = primitive[params] invars``."""
+    """One equation ``outvars = primitive[params] invars``.
+
+    ``source_info`` (the user's line that bound it and its ``named_scope`` names, or ``None``)
+    is provenance only: equality and hashing ignore it.
+    """
 
     primitive: Primitive
     invars: tuple[Atom, ...]
     outvars: tuple[Var, ...]
     params: Params = EMPTY_PARAMS
+    source_info: SourceInfo | None = attrs.field(default=None, eq=False)
 
     def replace(self, **changes: Any) -> JaxprEqn:
         if "params" in changes:
@@ -185,8 +192,9 @@ def new_eqn(
     invars: Sequence[Atom],
     outvars: Sequence[Var],
     params: Params | dict[str, ParamValue] | None = None,
+    source_info: SourceInfo | None = None,
 ) -> JaxprEqn:
-    return JaxprEqn(primitive, tuple(invars), tuple(outvars), make_params(params or EMPTY_PARAMS))
+    return JaxprEqn(primitive, tuple(invars), tuple(outvars), make_params(params or EMPTY_PARAMS), source_info)
 
 
 # Field converters (``tuple(t)`` of a tuple is the tuple itself: no copy on the common path).
@@ -220,7 +228,8 @@ class Jaxpr:
     eqns: tuple[JaxprEqn, ...] = attrs.field(converter=_eqn_tuple)
     #: The declared effects; ``None`` (the default) means the union of the equations' effects.
     _effects: Effects | None = attrs.field(default=None, alias="effects", repr=False)
-    _key: list[tuple[object, ...]] = attrs.field(factory=list, init=False, repr=False)
+    #: ``[]``, ``[structural key]``, or ``[key, token]`` once the jaxpr is nested in another's key.
+    _key: list[Any] = attrs.field(factory=list, init=False, repr=False)
 
     @property
     def effects(self) -> Effects:
@@ -235,8 +244,11 @@ class Jaxpr:
         """A value equal for alpha-equivalent jaxprs (variables numbered by binding order)."""
         cached = self._key
         if not cached:
+            _tokenize_nested(self)
+            self.effects  # computed after the nested jaxprs' effects, so without deep recursion
             cached.append(_structural_key(self))
-        return cached[0]
+        key: tuple[object, ...] = cached[0]
+        return key
 
     def __eq__(self, other: object) -> bool:
         if self is other:
@@ -272,8 +284,11 @@ class Jaxpr:
 
     __repr__ = __str__
 
-    def pretty_print(self) -> str:
-        return str(self)
+    def pretty_print(self, *, source_info: bool = False, print_shapes: bool = True, name_stack: bool = False) -> str:
+        """The text, optionally with each equation's user line and name stack (JAX's options)."""
+        from fcore.ir.printer import pp_jaxpr
+
+        return pp_jaxpr(self, source_info=source_info, print_shapes=print_shapes, name_stack=name_stack)
 
     def typecheck(self) -> JaxprType:
         from fcore.ir.typecheck import typecheck
@@ -288,6 +303,11 @@ def make_jaxpr_value(
 
 
 def _structural_key(jaxpr: Jaxpr) -> tuple[object, ...]:
+    """The key of one jaxpr, its nested jaxprs standing for their interned tokens.
+
+    ``Jaxpr.structural_key`` first gives every nested jaxpr a token, innermost first and without
+    recursion (``_tokenize_nested``), so that nesting depth costs neither stack nor repeated work.
+    """
     numbers: dict[int, int] = {}
 
     def bind(v: Var) -> int:
@@ -309,8 +329,95 @@ def _structural_key(jaxpr: Jaxpr) -> tuple[object, ...]:
     for e in jaxpr.eqns:
         ins = tuple(use(a) for a in e.invars)
         outs = tuple((bind(v), v.aval) for v in e.outvars)
-        eqn_keys.append((e.primitive.name, id(e.primitive), ins, outs, e.params))
+        params = e.params
+        if params and any(_holds_jaxpr(v) for v in params.values()):
+            params = Params({k: _tokenized(v) for k, v in params.items()})
+        eqn_keys.append((e.primitive.name, id(e.primitive), ins, outs, params))
     return (header, tuple(eqn_keys), tuple(use(a) for a in jaxpr.outvars), jaxpr.effects)
+
+
+class _JaxprToken:
+    """Stands for one class of alpha-equivalent jaxprs inside the keys of jaxprs that nest them:
+    equal nested jaxprs share a token, so comparing the outer keys never descends into them."""
+
+    __slots__ = ("__weakref__",)
+
+
+#: Structural key -> token, for the jaxprs that some live jaxpr nests.
+_tokens: weakref.WeakValueDictionary[tuple[object, ...], _JaxprToken] = weakref.WeakValueDictionary()
+
+
+@attrs.frozen(slots=True, eq=False)
+class _ConstsKey:
+    """A closed jaxpr's constants inside a key: equal as ``ClosedJaxpr.__eq__`` compares them."""
+
+    consts: tuple[Any, ...]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _ConstsKey) or len(self.consts) != len(other.consts):
+            return False
+        return all(_const_equal(a, b) for a, b in zip(self.consts, other.consts))
+
+    def __hash__(self) -> int:
+        return len(self.consts)
+
+
+def _holds_jaxpr(value: object) -> bool:
+    if isinstance(value, (Jaxpr, ClosedJaxpr)):
+        return True
+    return type(value) is tuple and any(_holds_jaxpr(v) for v in value)
+
+
+def _tokenized(value: Any) -> Any:
+    """A parameter value with each nested jaxpr replaced by its token (already assigned)."""
+    if isinstance(value, Jaxpr):
+        return value._key[1]
+    if isinstance(value, ClosedJaxpr):
+        return (value.jaxpr._key[1], _ConstsKey(value.consts))
+    if type(value) is tuple and _holds_jaxpr(value):
+        return tuple(_tokenized(v) for v in value)
+    return value
+
+
+def _nested_jaxprs(jaxpr: Jaxpr) -> Iterator[Jaxpr]:
+    for e in jaxpr.eqns:
+        if e.params:
+            for value in e.params.values():
+                yield from _jaxprs_in(value)
+
+
+def _jaxprs_in(value: object) -> Iterator[Jaxpr]:
+    if isinstance(value, ClosedJaxpr):
+        yield value.jaxpr
+    elif isinstance(value, Jaxpr):
+        yield value
+    elif type(value) is tuple:
+        for v in value:
+            if isinstance(v, (tuple, Jaxpr, ClosedJaxpr)):
+                yield from _jaxprs_in(v)
+
+
+def _tokenize_nested(root: Jaxpr) -> None:
+    """Give every jaxpr nested in ``root`` its key and token, innermost first, with an explicit
+    stack: a chain of thousands of nested calls must not reach Python's recursion limit."""
+    stack: list[tuple[Jaxpr, Iterator[Jaxpr]]] = [(root, _nested_jaxprs(root))]
+    seen: set[int] = set()
+    while stack:
+        node, children = stack[-1]
+        for child in children:
+            if len(child._key) < 2 and id(child) not in seen:
+                seen.add(id(child))
+                stack.append((child, _nested_jaxprs(child)))
+                break
+        else:
+            stack.pop()
+            if node is not root:
+                node.effects  # its children's effects are cached by now: no deep recursion
+                key = node._key[0] if node._key else _structural_key(node)
+                token = _tokens.get(key)
+                if token is None:
+                    token = _tokens[key] = _JaxprToken()
+                node._key[:] = [key, token]
 
 
 class ConstValue(Protocol):
@@ -375,8 +482,8 @@ class ClosedJaxpr:
 
     __repr__ = __str__
 
-    def pretty_print(self) -> str:
-        return str(self.jaxpr)
+    def pretty_print(self, *, source_info: bool = False, print_shapes: bool = True, name_stack: bool = False) -> str:
+        return self.jaxpr.pretty_print(source_info=source_info, print_shapes=print_shapes, name_stack=name_stack)
 
 
 def _const_equal(a: object, b: object) -> bool:

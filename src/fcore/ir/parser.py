@@ -27,6 +27,7 @@ import ast
 import bisect
 import enum
 import gc
+import importlib
 import re
 from collections.abc import Callable
 from typing import NoReturn, TypeVar
@@ -38,7 +39,7 @@ from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, LiteralSc
 from fcore.ir.params import EMPTY_PARAMS, Params, ParamStruct, ParamValue, make_params
 from fcore.ir.primitive import Primitive, lookup_primitive
 
-__all__ = ["parse_jaxpr", "register_param_enum", "register_param_struct"]
+__all__ = ["parse_jaxpr", "register_param_enum", "register_param_struct", "find_param_enum", "find_param_struct"]
 
 E = TypeVar("E", bound=enum.Enum)
 S = TypeVar("S", bound=ParamStruct)
@@ -93,6 +94,16 @@ def _prefer_own(found: list[type]) -> list[type]:
     """Of several same-named classes, fcore's own (``jax.lax.Precision`` vs fcore's, in tests)."""
     own = [c for c in found if c.__module__.split(".")[0] == _PACKAGE]
     return own if len(found) > 1 and len(own) == 1 else found
+
+
+def find_param_enum(name: str) -> type[enum.Enum] | str:
+    """The parameter enum class called ``name`` (as the parser resolves it), or why there is none."""
+    return _find_enum(name)
+
+
+def find_param_struct(name: str) -> type[ParamStruct] | str:
+    """The ``ParamStruct`` class called ``name`` (as the parser resolves it), or why there is none."""
+    return _find_struct(name)
 
 
 def _find_enum(name: str) -> type[enum.Enum] | str:
@@ -175,13 +186,23 @@ def _fits_kind(value: LiteralScalar, dtype: dtypes.DType) -> bool:
 # ---------------------------------------------------------------------------------------
 
 
-def parse_jaxpr(text: str) -> Jaxpr:
+def parse_jaxpr(text: str, dialect: str = "fcore") -> Jaxpr:
     """Read the text ``printer.pp_jaxpr`` writes (one-line or multi-line form) into a ``Jaxpr``.
 
     Nested jaxprs in parameters become ``ClosedJaxpr(jaxpr, ())`` (a plain ``Jaxpr``
     when they have constvars, whose values the text does not hold). Raises
     ``JaxprParseError`` naming the line, the column and what was expected.
+
+    ``dialect="jax"`` reads what JAX prints instead (``str(jax.make_jaxpr(f)(x))``): JAX's
+    primitives and parameters are translated as ``fcore.interop.from_jax`` translates a live
+    JAX jaxpr, and the result is type-checked (docs/interop.md, "Reading JAX's text").
     """
+    if dialect == "jax":
+        # The JAX dialect is interop's: imported when asked for (fcore.interop sits above the IR).
+        reader: Callable[[str], Jaxpr] = getattr(importlib.import_module("fcore.interop._jax_text"), "parse_jax_text")
+        return reader(text)
+    if dialect != "fcore":
+        raise ValueError(f"parse_jaxpr: unknown dialect {dialect!r} (expected 'fcore' or 'jax')")
     # Parsing allocates a few objects per token and no cycles; collections triggered by them
     # would rescan all of them again and again (40% of the time on 10^5 equations).
     gc_was_enabled = gc.isenabled()

@@ -40,13 +40,17 @@ def encode_name(n: int) -> str:
 
 
 class _Names:
-    """The names given so far, shared by a jaxpr and the jaxprs nested in it."""
+    """The names given so far, shared by a jaxpr and the jaxprs nested in it, and what the
+    printing was asked to show (``pretty_print``'s options)."""
 
-    __slots__ = ("names", "count")
+    __slots__ = ("names", "count", "print_shapes", "source_info", "name_stack")
 
-    def __init__(self) -> None:
+    def __init__(self, print_shapes: bool = True, source_info: bool = False, name_stack: bool = False) -> None:
         self.names: dict[int, str] = {}
         self.count = 0
+        self.print_shapes = print_shapes
+        self.source_info = source_info
+        self.name_stack = name_stack
 
     def _fresh(self) -> str:
         name = encode_name(self.count)
@@ -56,7 +60,7 @@ class _Names:
     def bind(self, v: Var) -> str:
         name = self._fresh()
         self.names[id(v)] = name
-        return f"{name}:{v.aval.str_short()}"
+        return f"{name}:{v.aval.str_short()}" if self.print_shapes else name
 
     def use(self, a: Atom) -> str:
         if isinstance(a, Literal):
@@ -135,15 +139,46 @@ def _pp_outvars(outvars: Iterable[Atom], names: _Names) -> str:
     return "(" + ", ".join(outs) + ("," if len(outs) == 1 else "") + ")"
 
 
+def _annotations(eqn: JaxprEqn, names: _Names) -> list[str]:
+    """The ``# ...`` comments of an equation: its user line, its name stack (as JAX prints them)."""
+    notes = []
+    info = eqn.source_info
+    if names.source_info and info is not None and info.frame is not None:
+        notes.append(info.summary())
+    if names.name_stack:
+        notes.append(f"[{info.name if info is not None else ''}]")
+    return notes
+
+
+def _annotate(eqns: list[str], notes: list[list[str]], body_indent: str) -> list[str]:
+    """Each equation's comments after its first line, aligned in one column (JAX's layout)."""
+    column = max(len(e.split("\n", 1)[0]) for e in eqns) + 1
+    out = []
+    for text, eqn_notes in zip(eqns, notes):
+        if not eqn_notes:
+            out.append(text)
+            continue
+        first, nl, rest = text.partition("\n")
+        lines = [f"{first.ljust(column)}# {eqn_notes[0]}"]
+        lines.extend(f"{body_indent}{' ' * column}# {n}" for n in eqn_notes[1:])
+        out.append("\n".join(lines) + nl + rest)
+    return out
+
+
 def _pp_jaxpr(jaxpr: Jaxpr, indent: str, names: _Names, dropped: frozenset[int]) -> str:
     consts = " ".join(names.bind(v) for v in jaxpr.constvars)
     invars = " ".join(names.bind(v) for v in jaxpr.invars)
     head = f"{{ lambda {consts}; {invars}. let"
     body_indent = indent + _INDENT
     eqns = [_pp_eqn(e, names, body_indent, dropped) for e in jaxpr.eqns]
+    annotated = False
+    if names.source_info or names.name_stack:
+        notes = [_annotations(e, names) for e in jaxpr.eqns]
+        if any(notes):
+            eqns, annotated = _annotate(eqns, notes, body_indent), True
     outs = _pp_outvars(jaxpr.outvars, names)
     flat = f"{head} {'; '.join(eqns)} in {outs} }}"  # 'let  in' when there are no equations, as JAX
-    if len(flat) + len(indent) <= _WIDTH and "\n" not in flat:
+    if not annotated and len(flat) + len(indent) <= _WIDTH and "\n" not in flat:
         return flat
     lines = [head]
     lines.extend(body_indent + e for e in eqns)
@@ -151,11 +186,16 @@ def _pp_jaxpr(jaxpr: Jaxpr, indent: str, names: _Names, dropped: frozenset[int])
     return "\n".join(lines)
 
 
-def pp_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> str:
-    """The text of a jaxpr (constvars are printed, their values are not)."""
+def pp_jaxpr(
+    jaxpr: Jaxpr | ClosedJaxpr, *, source_info: bool = False, print_shapes: bool = True, name_stack: bool = False
+) -> str:
+    """The text of a jaxpr (constvars are printed, their values are not). ``source_info``
+    comments each equation with the user's line that bound it, ``name_stack`` with its
+    ``named_scope`` names (``[outer/inner]``), as JAX's ``Jaxpr.pretty_print``; without
+    ``print_shapes`` the binders have no types."""
     if isinstance(jaxpr, ClosedJaxpr):
         jaxpr = jaxpr.jaxpr
-    return _pp_jaxpr(jaxpr, "", _Names(), unused_results(jaxpr))
+    return _pp_jaxpr(jaxpr, "", _Names(print_shapes, source_info, name_stack), unused_results(jaxpr))
 
 
 def pp_eqn_in(jaxpr: Jaxpr, index: int) -> str:

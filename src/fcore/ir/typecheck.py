@@ -64,10 +64,12 @@ def typecheck(jaxpr: Jaxpr | ClosedJaxpr) -> JaxprType:
                 missing = ", ".join(sorted(repr(e) for e in eqn.effects - declared))
                 raise JaxprTypeError(f"{eqn.primitive.name} has effects {{{missing}}} not in the jaxpr's effects")
         except JaxprTypeError as e:
-            raise JaxprTypeError(f"in equation {i} `{_eqn_text(jaxpr, i)}`: {e}") from None
+            raise JaxprTypeError(f"in equation {i} `{_eqn_text(jaxpr, i)}`: {e}{_bound_at(jaxpr, i)}") from None
         for v in eqn.outvars:
             if id(v) in bound:
-                raise JaxprTypeError(f"in equation {i} `{_eqn_text(jaxpr, i)}`: output variable bound twice")
+                raise JaxprTypeError(
+                    f"in equation {i} `{_eqn_text(jaxpr, i)}`: output variable bound twice{_bound_at(jaxpr, i)}"
+                )
             bound.add(id(v))
     for a in jaxpr.outvars:
         _check_atom(a, bound, "jaxpr outputs")
@@ -78,6 +80,14 @@ def _eqn_text(jaxpr: Jaxpr, i: int) -> str:
     from fcore.ir.printer import pp_eqn_one_line
 
     return pp_eqn_one_line(jaxpr, i)
+
+
+def _bound_at(jaxpr: Jaxpr, i: int) -> str:
+    """`` (equation i was bound at file:line:col (function))`` when its source info says."""
+    info = jaxpr.eqns[i].source_info
+    if info is None or info.frame is None:
+        return ""
+    return f" (equation {i} was bound at {info.summary()})"
 
 
 def _check_consts(closed: ClosedJaxpr) -> None:

@@ -9,9 +9,12 @@ primitive in a few lines, as docs/embedding.md shows.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from fcore.backend.lowering import LoweringRule, lowering_rules
 from fcore.ir.primitive import P
 from fcore.ir.primitive import Primitive as IrPrimitive
+from fcore.ir.serialize import reduce_primitive
 from fcore.transforms.batching import BatchingRule, batching_rules
 from fcore.transforms.jvp import JvpRule, jvp_rules
 from fcore.transforms.transpose import TransposeRule, transpose_rules
@@ -21,6 +24,10 @@ class Primitive(IrPrimitive[P]):
     """A primitive (see ``fcore.ir.primitive.Primitive``) with ``def_*`` shorthands for its rules."""
 
     __slots__ = ()
+
+    def __reduce__(self) -> tuple[Callable[[str], IrPrimitive], tuple[str]]:
+        """Pickled by its registered name (``fcore.ir.serialize``): its rules are functions."""
+        return reduce_primitive(self)
 
     def def_jvp(self, rule: JvpRule[P]) -> JvpRule[P]:
         """``jvp_rules.register(self)(rule)``: the rule gets materialized zero tangents."""

@@ -161,7 +161,8 @@ def compile_jaxpr(closed: ClosedJaxpr, name: str, aliases: Sequence[int | None] 
 
 
 def _explain_compile_error(e: runtime.XlaCompileError, text: str, jaxpr: Jaxpr) -> str:
-    """Find the failing op's ``loc("main.eqnN.prim")`` and name that jaxpr equation."""
+    """Find the failing op's ``loc("main.eqnN.prim")`` and name that jaxpr equation, or its
+    ``loc("names/prim"("file":line:col))`` and name the user's line."""
     m = re.search(r"-:(\d+):\d+", e.xla_message)
     lines = text.split("\n")
     if m and 0 < int(m.group(1)) <= len(lines):
@@ -171,6 +172,17 @@ def _explain_compile_error(e: runtime.XlaCompileError, text: str, jaxpr: Jaxpr) 
             return f"XLA failed on the lowering of primitive '{loc.group(3)}' (equation {i}: {pp_eqn_in(jaxpr, i)}): {e.xla_message}"
         if loc:
             return f"XLA failed on primitive '{loc.group(3)}' in nested function {loc.group(1)}: {e.xla_message}"
+        user = re.search(r'loc\("(?:[^"]*/)?(\w+)"\("([^"]*)":(\d+):(\d+)\)\)', lines[int(m.group(1)) - 1])
+        if user:  # an equation with source info: name the user's line (and the equation, if in main)
+            prim, file, line, col = user.group(1), user.group(2), int(user.group(3)), int(user.group(4))
+            where = f"bound at {file}:{line}"
+            for i, eqn in enumerate(jaxpr.eqns):
+                frame = eqn.source_info.frame if eqn.source_info is not None else None
+                if eqn.primitive.name == prim and frame is not None and (
+                    frame.file_name, frame.start_line, frame.start_column) == (file, line, col):
+                    where = f"equation {i}: {pp_eqn_in(jaxpr, i)}; {where}"
+                    break
+            return f"XLA failed on the lowering of primitive '{prim}' ({where}): {e.xla_message}"
     return f"XLA compilation failed: {e.xla_message}"
 
 

@@ -25,10 +25,12 @@ from fcore import tree_util
 from fcore.backend import host_callback
 from fcore.backend.lowering import TOKEN_TYPE, LoweringRuleContext, lowering_rules, ordered_token, tensor_type
 from fcore.interpreters.array import Array, ArrayImpl
+from fcore.interpreters.trace import user_frame
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray
 from fcore.ir.effects import Effects, debug_effect, io_effect, ordered_debug_effect, ordered_io_effect
 from fcore.ir.params import ParamStruct, ParamValue
+from fcore.ir.source_info import SourceInfo
 from fcore.ir.parser import register_param_struct
 from fcore.lax._primitive import Primitive
 from fcore.lax.control_flow.loops import scan
@@ -218,7 +220,7 @@ def _lower_host_call(ctx: LoweringRuleContext, args: Sequence[str], form: _Compi
             types.insert(0, TOKEN_TYPE)
             ranks.insert(0, 0)
     text = host_callback.custom_call(form.key, operands, in_types, out_types, (in_ranks, out_ranks),
-                                     side_effect=not form.pure)
+                                     side_effect=not form.pure, sharding=ctx.module.on_first_device(len(out_types)))
     n = len(out_types)
     if n == 0:
         ctx.fn.lines.append(f"    {text}{ctx.fn.location}")
@@ -289,26 +291,47 @@ def _debug_callback_lowering(ctx: LoweringRuleContext, *args: str, callback: Hos
     return _lower_host_call(ctx, args, _compiled_form(callback, callback.fun, [], ordered))
 
 
+@overload
 def debug_callback(callback: Callable[..., Any], *args: Any, ordered: bool = False, partitioned: bool = False,
-                   **kwargs: Any) -> None:
+                   **kwargs: Any) -> None: ...
+@overload
+def debug_callback(*, ordered: bool = False, partitioned: bool = False) -> Callable[..., None]: ...
+def debug_callback(callback: Callable[..., Any] | None = None, *args: Any, ordered: bool = False,
+                   partitioned: bool = False, **kwargs: Any) -> Callable[..., None] | None:
     """Call ``callback(*args, **kwargs)`` for its effect, eagerly or from compiled code
-    (``jax.debug.callback``): it receives fcore arrays, and its result is ignored.
-    (``partitioned`` only matters for sharded arrays, which fcore does not have.)"""
-    if not callable(callback):
-        raise TypeError(f"first argument to `debug.callback` must be callable, got {callback!r}")
-    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-    dyn = [x for x in leaves if _is_array_leaf(x)]
-    statics = {i: x for i, x in enumerate(leaves) if not _is_array_leaf(x)}  # passed as they are
+    (``jax.debug.callback``; also the two-call form ``debug.callback(ordered=True)(f, ...)``):
+    it receives fcore arrays, and its result is ignored. (``partitioned`` only matters for
+    sharded arrays: fcore calls back with whole arrays either way.)"""
 
-    def flat_fun(*dyn_leaves: Any) -> list[Any]:
-        it = iter(dyn_leaves)
-        merged = [statics[i] if i in statics else next(it) for i in range(len(leaves))]
-        a, k = tree_util.tree_unflatten(in_tree, merged)
-        callback(*a, **k)
-        return []
+    def _callback(callback: Callable[..., Any], *c_args: Any, **c_kwargs: Any) -> None:
+        if not callable(callback):
+            raise TypeError(f"first argument to `debug.callback` must be callable, got {callback!r}")
+        leaves, in_tree = tree_util.tree_flatten((c_args, c_kwargs))
+        dyn = [x for x in leaves if _is_array_leaf(x)]
+        statics = {i: x for i, x in enumerate(leaves) if not _is_array_leaf(x)}  # passed as they are
 
-    hc = HostCallback(getattr(callback, "__name__", type(callback).__name__), flat_fun)
-    debug_callback_p.bind(*dyn, callback=hc, ordered=bool(ordered))
+        where = _binding_site()
+
+        def flat_fun(*dyn_leaves: Any) -> list[Any]:
+            it = iter(dyn_leaves)
+            merged = [statics[i] if i in statics else next(it) for i in range(len(leaves))]
+            a, k = tree_util.tree_unflatten(in_tree, merged)
+            try:
+                callback(*a, **k)
+            except Exception as e:
+                _note_site(e, where)
+                raise
+            return []
+
+        hc = HostCallback(getattr(callback, "__name__", type(callback).__name__), flat_fun)
+        debug_callback_p.bind(*dyn, callback=hc, ordered=bool(ordered))
+
+    if callback is not None:
+        _callback(callback, *args, **kwargs)
+        return None
+    if args or kwargs:
+        raise TypeError(f"debug_callback received unexpected arguments in the two-call form: {args=} {kwargs=}")
+    return _callback
 
 
 # =========================================================================================
@@ -571,12 +594,30 @@ def _pure_callback_lowering(
 def _flat_callback(callback: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
                    ) -> tuple[list[Any], HostCallback]:
     flat, in_tree = tree_util.tree_flatten((args, kwargs))
+    where = _binding_site()
 
     def flat_fun(*leaves: Any) -> list[Any]:
         a, k = tree_util.tree_unflatten(in_tree, leaves)
-        return tree_util.tree_leaves(callback(*a, **k))
+        try:
+            return tree_util.tree_leaves(callback(*a, **k))
+        except Exception as e:
+            _note_site(e, where)
+            raise
 
     return flat, HostCallback(getattr(callback, "__name__", type(callback).__name__), flat_fun)
+
+
+def _binding_site() -> SourceInfo | None:
+    """The user's line calling a callback API (resolved only if the callback raises)."""
+    frame = user_frame()
+    return None if frame is None else SourceInfo((frame.f_code, frame.f_lasti))
+
+
+def _note_site(error: BaseException, where: SourceInfo | None) -> None:
+    """Name the user's line of the callback on an exception it raised (a traceback note, which
+    also shows in the message of the error a compiled program raises)."""
+    if where is not None:
+        error.add_note(f"(in the callback bound at {where.summary()})")
 
 
 def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any, sharding: None = None,

@@ -24,7 +24,11 @@ too): the rule only says how the function depends on its explicit arguments.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+from typing_extensions import Self
 
 import attrs
 
@@ -83,6 +87,15 @@ class CustomBwd(ParamStruct):
 
     def __repr__(self) -> str:
         return self.name
+
+    def __copy__(self) -> Self:
+        return self  # compared by identity: a copy is the same rule
+
+    def __deepcopy__(self, memo: object) -> Self:
+        return self
+
+    def __reduce__(self) -> NoReturn:
+        raise pickle.PicklingError(f"a jaxpr holding the custom bwd rule {self.name!r} cannot be pickled: it is a Python function")
 
 
 class ClosureDifferentiationError(FcoreError, TypeError):

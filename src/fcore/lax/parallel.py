@@ -30,8 +30,10 @@ from fcore.ir.avals import ShapedArray
 from fcore.lax._primitive import Primitive
 from fcore.interpreters.stack import current_trace, set_current_trace
 from fcore.interpreters.trace import Trace
+from fcore.lax.elementwise import ge_p, select_n
 from fcore.lax.reductions import reduce_max, reduce_min, reduce_sum
-from fcore.lax.shapes import concatenate, expand_dims, reshape, squeeze
+from fcore.lax.shapes import concatenate, expand_dims, full_like, reshape, squeeze
+from fcore.lax.slicing import index_in_dim
 from fcore.transforms.ad_util import UndefinedPrimal
 from fcore.transforms.batching import BatchTrace, BatchTracer, Dim, batching_rules, moveaxis
 from fcore.transforms.jvp import jvp_rules
@@ -117,6 +119,29 @@ def _split_vmap_axes(axes: tuple[str, ...], x: Any) -> tuple[tuple[str, ...], in
         else:
             keep.append(a)
     return tuple(keep), unbatched
+
+
+def _vmap_only(name: str, axes: tuple[str, ...]) -> bool:
+    """Whether the collective ``name`` over ``axes`` runs over vmap axes only (the batching rule
+    does it); over vmap and mesh axes together it is not implemented (neither in JAX)."""
+    if not _bound.vmap_traces:
+        return False
+    vmapped = [_vmap_trace(a) is not None for a in axes]
+    if any(vmapped) and not all(vmapped):
+        raise NotImplementedError(f"{name} over a vmap axis and mesh axes together")
+    if all(vmapped) and len(axes) > 1:
+        raise NotImplementedError(f"{name} over several vmap axes at once")
+    return all(vmapped)
+
+
+def _batched_over(v: Any, axes: tuple[str, ...]) -> Any:
+    """``v`` made batched along the vmap axes ``axes`` where it is not (the same value on every
+    element): a select on each element's ``axis_index`` broadcasts it through the batching rules."""
+    for a in axes:
+        trace = _vmap_trace(a)
+        if trace is not None and not _batched_along(v, trace):
+            v = select_n(ge_p.bind(axis_index(a), np.int32(0)), v, v)
+    return v
 
 
 def _names(axis_name: AxisName) -> tuple[str, ...]:
@@ -397,10 +422,13 @@ def _psum_scatter_transpose(ct: Any, x: UndefinedPrimal, *, axes: tuple[str, ...
 @batching_rules.register(psum_scatter_p)
 def _psum_scatter_batching(n: int, vals: list[Any], dims: list[Dim], *, axes: tuple[str, ...], axis_size: int,
                            dimension: int) -> tuple[Any, Dim]:
-    if any(_processing(a) for a in axes):
-        raise NotImplementedError("psum_scatter over a vmap axis")
     d = dims[0]
     assert d is not None
+    if any(_processing(a) for a in axes):  # over the vmap axis: element i keeps block i of the sum
+        total = reduce_sum(vals[0], (d,))
+        shape = list(total.shape)
+        shape[dimension : dimension + 1] = [n, shape[dimension] // n]
+        return reshape(total, tuple(shape)), dimension
     return psum_scatter_p.bind(vals[0], axes=axes, axis_size=axis_size, dimension=dimension + (d <= dimension)), d
 
 
@@ -456,6 +484,8 @@ def psum_scatter(x: Any, axis_name: AxisName, *, scatter_dimension: int = 0, til
         d = scatter_dimension % ndim
         if not tiled and v.shape[d] != n:
             raise ValueError(f"psum_scatter: the scattered dimension must equal the axis size {n}, got {v.shape}")
+        if _vmap_only("psum_scatter", axes):
+            v = _batched_over(v, axes)
         out = psum_scatter_p.bind(v, axes=axes, axis_size=n, dimension=d)
         return out if tiled else squeeze(out, (d,))
 
@@ -513,10 +543,17 @@ def _all_to_all_transpose(ct: Any, x: UndefinedPrimal, *, axes: tuple[str, ...],
 @batching_rules.register(all_to_all_p)
 def _all_to_all_batching(n: int, vals: list[Any], dims: list[Dim], *, axes: tuple[str, ...], axis_size: int,
                          split_axis: int, concat_axis: int) -> tuple[Any, Dim]:
-    if any(_processing(a) for a in axes):
-        raise NotImplementedError("all_to_all over a vmap axis")
     d = dims[0]
     assert d is not None
+    if any(_processing(a) for a in axes):  # over the vmap axis: element j gets block j of every element
+        x = moveaxis(vals[0], d, 0)  # (source i, *shape)
+        shape = list(x.shape)
+        shape[1 + split_axis : 2 + split_axis] = [n, shape[1 + split_axis] // n]
+        x = moveaxis(reshape(x, tuple(shape)), 1 + split_axis, 0)  # (destination j, source i, *blocks)
+        x = moveaxis(x, 1, 1 + concat_axis)  # the sources just before the concatenated axis
+        shape = list(x.shape)
+        shape[1 + concat_axis : 3 + concat_axis] = [shape[1 + concat_axis] * shape[2 + concat_axis]]
+        return reshape(x, tuple(shape)), 0
     return all_to_all_p.bind(vals[0], axes=axes, axis_size=axis_size, split_axis=split_axis + (d <= split_axis),
                              concat_axis=concat_axis + (d <= concat_axis)), d
 
@@ -543,6 +580,8 @@ def all_to_all(x: Any, axis_name: AxisName, split_axis: int, concat_axis: int, *
     def one(v: Any) -> Any:
         ndim = v.ndim if isinstance(v, Array) else np.ndim(v)
         s, c = split_axis % ndim, concat_axis % ndim
+        if _vmap_only("all_to_all", axes):
+            v = _batched_over(v, axes)
         if tiled:
             return all_to_all_p.bind(v, axes=axes, axis_size=n, split_axis=s, concat_axis=c)
         if v.shape[s] != n:
@@ -595,9 +634,14 @@ def _ppermute_transpose(ct: Any, x: UndefinedPrimal, *, axes: tuple[str, ...],
 @batching_rules.register(ppermute_p)
 def _ppermute_batching(n: int, vals: list[Any], dims: list[Dim], *, axes: tuple[str, ...],
                        perm: tuple[tuple[int, int], ...]) -> tuple[Any, Dim]:
-    if any(_processing(a) for a in axes):
-        raise NotImplementedError("ppermute over a vmap axis")
-    return ppermute_p.bind(vals[0], axes=axes, perm=perm), dims[0]
+    d = dims[0]
+    assert d is not None
+    if any(_processing(a) for a in axes):  # over the vmap axis: element dst gets element src, others zeros
+        source = {dst: src for src, dst in perm}
+        x = vals[0]
+        zeros = full_like(index_in_dim(x, 0, d), 0)
+        return concatenate([index_in_dim(x, source[j], d) if j in source else zeros for j in range(n)], d), d
+    return ppermute_p.bind(vals[0], axes=axes, perm=perm), d
 
 
 @lowering_rules.register(ppermute_p)
@@ -624,7 +668,10 @@ def ppermute(x: Any, axis_name: AxisName, perm: Sequence[tuple[int, int]]) -> An
         raise ValueError(f"ppermute sources and destinations must be unique, got {perm}.")
     if any(not 0 <= i < n for i in srcs + dsts):
         raise ValueError(f"ppermute permutation indices must be in [0, {n}), got {perm}.")
-    return tree_util.tree_map(lambda v: ppermute_p.bind(v, axes=axes, perm=pairs), x)
+    vmap_only = _vmap_only("ppermute", axes)
+    return tree_util.tree_map(
+        lambda v: ppermute_p.bind(_batched_over(v, axes) if vmap_only else v, axes=axes, perm=pairs), x
+    )
 
 
 # -----------------------------------------------------------------------------------------

@@ -13,8 +13,11 @@ jaxpr takes those values as leading inputs (``trace_rule``), and a rule run as P
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import NoReturn, TypeVar
+
+from typing_extensions import Self
 
 from fcore.interpreters.array import Array
 from fcore.interpreters.stack import bind_with_trace, current_trace, set_current_trace, trace_scope
@@ -64,6 +67,19 @@ class LazyJaxpr(ParamStruct):
 
     def __repr__(self) -> str:
         return self.name
+
+    def __copy__(self) -> Self:
+        return self  # compared by identity: a copy is the same rule
+
+    def __deepcopy__(self, memo: object) -> Self:
+        return self
+
+    def __reduce__(self) -> NoReturn:
+        # Tracing the rule to pickle it would not end: a rule usually calls its own function,
+        # whose staged call holds a new lazy rule, and so on.
+        raise pickle.PicklingError(
+            f"a jaxpr holding the custom rule {self.name!r} cannot be pickled: the rule is a Python function"
+        )
 
 
 class _ClosureTrace(Trace):

@@ -15,6 +15,7 @@ import attrs
 from fcore.interpreters.eval import EvalTrace, get_aval
 from fcore.interpreters.eval_jaxpr import eval_jaxpr
 from fcore.interpreters.stack import current_trace, set_current_trace, trace_scope
+from fcore.interpreters.trace import transform_name_stack
 from fcore.ir.core import ClosedJaxpr, Jaxpr
 from fcore.transforms import ad_util
 from fcore.transforms.ad_util import Zero, has_tangent
@@ -47,7 +48,7 @@ def linearize_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any], de
         t = pe.new_arg(aval)
         tangents.append(t if has_tangent(aval) else Zero(aval))
     try:
-        with trace_scope(jvp):
+        with trace_scope(jvp), transform_name_stack("jvp"):
             outs = fun(*[JVPTracer(jvp, p, t) for p, t in zip(primals, tangents)])
             pairs = [jvp.unpack(o) for o in outs]
         with set_current_trace(pe):

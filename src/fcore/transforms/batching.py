@@ -10,7 +10,7 @@ from typing_extensions import Concatenate, TypeAlias
 from fcore.interpreters.eval import get_aval
 from fcore.interpreters.stack import bind_with_trace, set_current_trace
 from fcore.interpreters.staging import StagingTrace
-from fcore.interpreters.trace import Trace, Tracer
+from fcore.interpreters.trace import Trace, Tracer, equation_source, transform_name_stack
 from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.core import ClosedJaxpr, Literal
 from fcore.ir.params import ParamValue
@@ -170,7 +170,7 @@ def batch_jaxpr(
         raise ValueError(f"in_dims has {len(in_dims)} entries but the jaxpr has {len(jaxpr.invars)} inputs")
     builder = StagingTrace("batch_jaxpr")
     env: dict[int, tuple[Any, Dim]] = {}
-    with set_current_trace(builder):
+    with set_current_trace(builder), transform_name_stack("vmap"):
         for v, c in zip(jaxpr.constvars, closed.consts):
             env[id(v)] = (builder.tracer(builder.lift_const(c)), None)
         for v, d in zip(jaxpr.invars, in_dims):
@@ -188,13 +188,15 @@ def batch_jaxpr(
         for eqn in jaxpr.eqns:
             pairs = [read(a) for a in eqn.invars]
             if all(d is None for _, d in pairs):
-                outvars = builder.emit(eqn.primitive, [builder.to_atom(x) for x, _ in pairs], eqn.params)
+                with equation_source(eqn):
+                    outvars = builder.emit(eqn.primitive, [builder.to_atom(x) for x, _ in pairs], eqn.params)
                 for v, o in zip(eqn.outvars, outvars):
                     env[id(v)] = (builder.tracer(o), None)
                 continue
-            outs, dims = call_batching_rule(
-                eqn.primitive, axis_size, [x for x, _ in pairs], [d for _, d in pairs], eqn.params.as_dict()
-            )
+            with equation_source(eqn):
+                outs, dims = call_batching_rule(
+                    eqn.primitive, axis_size, [x for x, _ in pairs], [d for _, d in pairs], eqn.params.as_dict()
+                )
             for v, o, d in zip(eqn.outvars, outs, dims):
                 env[id(v)] = (o, d)
         results = [read(a) for a in jaxpr.outvars]

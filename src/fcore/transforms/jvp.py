@@ -16,7 +16,7 @@ from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import get_aval
 from fcore.interpreters.stack import CURRENT_TRACE, bind_with_trace, set_current_trace
 from fcore.interpreters.staging import StagingTrace
-from fcore.interpreters.trace import Trace, Tracer
+from fcore.interpreters.trace import Trace, Tracer, equation_source, transform_name_stack
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr, Literal
 from fcore.ir.params import ParamValue
@@ -252,7 +252,7 @@ def jvp_jaxpr(
     inst = bools(instantiate, len(jaxpr.outvars), "instantiate")
     builder = StagingTrace("jvp_jaxpr")
     env: dict[int, tuple[Any, Any]] = {}
-    with set_current_trace(builder):
+    with set_current_trace(builder), transform_name_stack("jvp"):
         for v, c in zip(jaxpr.constvars, closed.consts):
             env[id(v)] = (builder.tracer(builder.lift_const(c)), Zero(v.aval))
         for v in jaxpr.invars:
@@ -273,11 +273,13 @@ def jvp_jaxpr(
             primals = [p for p, _ in pairs]
             tangents = [t for _, t in pairs]
             if all(type(t) is Zero for t in tangents):
-                outvars = builder.emit(eqn.primitive, [builder.to_atom(p) for p in primals], eqn.params)
+                with equation_source(eqn):
+                    outvars = builder.emit(eqn.primitive, [builder.to_atom(p) for p in primals], eqn.params)
                 for v, ov in zip(eqn.outvars, outvars):
                     env[id(v)] = (builder.tracer(ov), Zero(v.aval))
                 continue
-            outs, touts = call_jvp_rule(eqn.primitive, primals, tangents, eqn.params.as_dict())
+            with equation_source(eqn):
+                outs, touts = call_jvp_rule(eqn.primitive, primals, tangents, eqn.params.as_dict())
             for v, o, t in zip(eqn.outvars, outs, touts):
                 env[id(v)] = (o, t)
         out_pairs = [read(a) for a in jaxpr.outvars]

@@ -26,7 +26,7 @@ from fcore.interpreters.eval import EvalTrace
 from fcore.interpreters.eval_jaxpr import eval_jaxpr
 from fcore.interpreters.stack import bind_with_trace, set_current_trace
 from fcore.interpreters.staging import StagingTrace, StagingTracer
-from fcore.interpreters.trace import Trace
+from fcore.interpreters.trace import Trace, equation_source
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, new_eqn
 from fcore.ir.params import ParamValue
 from fcore.ir.primitive import P, Primitive
@@ -117,7 +117,8 @@ class PartialEvalTrace(StagingTrace):
 
         for eqn in closed.jaxpr.eqns:
             ins = [read(a) for a in eqn.invars]
-            out = StagingTrace.process_primitive(self, eqn.primitive, ins, eqn.params.as_dict())
+            with equation_source(eqn):
+                out = StagingTrace.process_primitive(self, eqn.primitive, ins, eqn.params.as_dict())
             outs = out if eqn.primitive.multiple_results else [out]
             env.update((id(v), o) for v, o in zip(eqn.outvars, outs))
         return [read(a) for a in closed.jaxpr.outvars]
@@ -187,7 +188,8 @@ def partial_eval_jaxpr(
         rule = partial_eval_rules.get(eqn.primitive)
         if rule is not None:
             in_unknowns = [isinstance(a, Var) and id(a) in unknown_ids for a in eqn.invars]
-            known_params, unknown_params, out_unknowns, num_res = rule(in_unknowns, **eqn.params)
+            with equation_source(eqn):  # the halves' equations come from this one
+                known_params, unknown_params, out_unknowns, num_res = rule(in_unknowns, **eqn.params)
             known_ins = [a for a, u in zip(eqn.invars, in_unknowns) if not u]
             eqn_known_outs = [v for v, u in zip(eqn.outvars, out_unknowns) if not u]
             unknown_outs = [v for v, u in zip(eqn.outvars, out_unknowns) if u]
@@ -211,9 +213,9 @@ def partial_eval_jaxpr(
             res_avals = eqn.primitive.abstract_eval([a.aval for a in known_ins], known_params)[len(eqn_known_outs):]
             res = [Var(a) for a in res_avals]
             assert len(res) == num_res
-            known_eqns.append(new_eqn(eqn.primitive, known_ins, eqn_known_outs + res, known_params))
+            known_eqns.append(new_eqn(eqn.primitive, known_ins, eqn_known_outs + res, known_params, eqn.source_info))
             unknown_ins = res + [a for a, u in zip(eqn.invars, in_unknowns) if u]
-            unknown_eqns.append(new_eqn(eqn.primitive, unknown_ins, unknown_outs, unknown_params))
+            unknown_eqns.append(new_eqn(eqn.primitive, unknown_ins, unknown_outs, unknown_params, eqn.source_info))
             for r in res:
                 residuals[id(r)] = r
             unknown_ids.update(id(v) for v in unknown_outs)

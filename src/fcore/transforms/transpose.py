@@ -9,6 +9,7 @@ from typing_extensions import TypeAlias
 
 from fcore.interpreters.stack import set_current_trace
 from fcore.interpreters.staging import StagingTrace
+from fcore.interpreters.trace import equation_source, transform_name_stack
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from fcore.ir.params import ParamValue
 from fcore.ir.primitive import Primitive
@@ -39,6 +40,15 @@ def call_transpose_rule(prim: Primitive, cts: list[Any], invals: list[Any], para
 def backward_pass(
     jaxpr: Jaxpr, linear: Sequence[bool], consts: Sequence[Any], nonlinear: Sequence[Any], cts: Sequence[Any]
 ) -> list[Any]:
+    """Cotangents of ``jaxpr``'s linear inputs (``_backward_pass``), the equations it stages named
+    ``transpose(...)`` as JAX names them."""
+    with transform_name_stack("transpose"):
+        return _backward_pass(jaxpr, linear, consts, nonlinear, cts)
+
+
+def _backward_pass(
+    jaxpr: Jaxpr, linear: Sequence[bool], consts: Sequence[Any], nonlinear: Sequence[Any], cts: Sequence[Any]
+) -> list[Any]:
     """Cotangents of ``jaxpr``'s linear inputs, computed by the current trace.
 
     ``consts`` are the constvars' values and ``nonlinear`` the non-linear inputs' values;
@@ -67,7 +77,8 @@ def backward_pass(
             if id(a) in lin_ids:  # literals are never in lin_ids
                 break
         else:
-            outs = eqn.primitive.bind(*[read(a) for a in eqn.invars], **eqn.params.as_dict())
+            with equation_source(eqn):
+                outs = eqn.primitive.bind(*[read(a) for a in eqn.invars], **eqn.params.as_dict())
             for v, o in zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]):
                 env[id(v)] = o
             continue
@@ -96,7 +107,8 @@ def backward_pass(
                 continue
             cts_out = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, eqn_cts)]
         invals = [UndefinedPrimal(a.aval) if id(a) in lin_ids else read(a) for a in eqn.invars]
-        cts_in = call_transpose_rule(eqn.primitive, cts_out, invals, eqn.params.as_dict() if eqn.params else {})
+        with equation_source(eqn):
+            cts_in = call_transpose_rule(eqn.primitive, cts_out, invals, eqn.params.as_dict() if eqn.params else {})
         for a, ct in zip(eqn.invars, cts_in):
             add_ct(a, ct)
     outs_ct: list[Any] = []
