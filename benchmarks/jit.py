@@ -66,7 +66,7 @@ def run() -> list[Result]:
     ff = fcore.jit(lambda x, y: x * y + 1)
     jf = jax.jit(lambda x, y: x * y + 1)
     results.append(compare("jit dispatch x*y+1 f32[8] (+wait)", lambda: ff(fa, fb).block_until_ready(),
-                           lambda: jf(ja, jb).block_until_ready(), number=2000, target="<= 1.5"))
+                           lambda: jf(ja, jb).block_until_ready(), number=2000, target="<= 1.0"))
     x8 = np.linspace(0, 1, 8, dtype=np.float32)
 
     def fcore_chain_first() -> object:

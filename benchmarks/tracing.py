@@ -47,7 +47,7 @@ def run() -> list[Result]:
         results.append(r)
     fx, jx = fnp.asarray(x_np), jnp.asarray(x_np)
     results.append(compare("eager sin f32[8] (per op)", lambda: fnp.sin(fx), lambda: jnp.sin(jx),
-                           number=2000, target="<= 0.3"))
+                           number=2000, target="<= 0.15"))
     f100, j100 = chain(fnp, 100), chain(jnp, 100)
     results.append(compare("eager 100-op chain (per op)", lambda: f100(fx), lambda: j100(jx),
                            number=5, scale=1e6 / 100, target="<= 0.3"))

@@ -207,3 +207,65 @@ def test_cached_call_takes_the_fast_path_and_puts_nothing(monkeypatch: pytest.Mo
     out, same = f(a, b)
     np.testing.assert_allclose(np.asarray(out), X * (X + 1) + host_const, rtol=1e-6)
     np.testing.assert_array_equal(np.asarray(same), X)
+
+
+def test_pytree_and_keyword_calls_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    fun, traces = _counting(lambda p, *, s: {"sum": p["a"] + p["b"][0], "s": s * 2})
+    f = fcore.jit(fun)
+    p = fcore.device_put({"a": X, "b": [X + 1]})
+    s = fcore.device_put(X[:2])
+    f(p, s=s)
+    monkeypatch.setattr(Jitted, "_call", lambda *args: pytest.fail("cached call left the fast path"))
+    out = f(p, s=s)
+    np.testing.assert_array_equal(np.asarray(out["sum"]), 2 * X + 1)
+    np.testing.assert_array_equal(np.asarray(out["s"]), X[:2] * 2)
+    assert traces[0] == 1
+
+
+def test_pytree_fast_path_keys_on_every_leaf() -> None:
+    fun, traces = _counting(lambda p: p["a"] * p["b"])
+    f = fcore.jit(fun)
+    a = fcore.device_put(X)
+    f({"a": a, "b": fcore.device_put(X)})
+    out = f({"a": a, "b": fcore.device_put(2.0)})  # weakly typed f32[]: a new trace
+    assert traces[0] == 2 and out.dtype == np.float32 and not out.weak_type
+    out = f({"a": a, "b": fcore.device_put(X.astype(np.int32))})  # promotes to f32 in a new trace
+    assert traces[0] == 3 and out.dtype == np.float32
+    out = f({"a": a, "b": a})  # the first specialization again, by aval equality
+    assert traces[0] == 3
+    np.testing.assert_array_equal(np.asarray(out), X * X)
+    f({"b": a, "a": a, "c": None})  # another tree
+    assert traces[0] == 4
+    host_only = fnp.asarray(X)  # no device copy yet, no aval asked for yet
+    np.testing.assert_array_equal(np.asarray(f({"a": a, "b": host_only})), X * X)
+    assert traces[0] == 3 + 1
+    deleted = fcore.device_put(X)
+    deleted.delete()
+    with pytest.raises(RuntimeError):
+        f({"a": a, "b": deleted})
+    with pytest.raises(TypeError, match="abstract array"):
+        f({"a": a, "b": "text"})
+
+
+def test_unused_arguments_are_not_passed_to_the_program() -> None:
+    """As jax (``keep_unused=False``): the program takes only the arguments it uses, so an
+    unused argument may even be deleted; a leaked tracer is still an error."""
+    f = fcore.jit(lambda p, y: p["a"] * 2)
+    a, y = fcore.device_put(X), fcore.device_put(X)
+    p = {"a": a, "b": fcore.device_put(X), "c": fcore.device_put(X[:3])}
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(f(p, y)), X * 2)
+    assert f.lower(p, y).compile().memory_analysis().argument_size_in_bytes == X.nbytes
+    y.delete()
+    np.testing.assert_array_equal(np.asarray(f(p, y)), X * 2)
+    leaked: list[Any] = []
+
+    def leak(x: Any) -> Any:
+        leaked.append(x)
+        return x
+
+    fcore.grad(leak)(1.0)
+    g = fcore.jit(lambda x, t: x + 1)
+    g(a, fcore.device_put(1.0))
+    with pytest.raises(fcore.UnexpectedTracerError):
+        g(a, leaked[0])

@@ -87,6 +87,21 @@ def test_pickle_in_a_fresh_process() -> None:
     assert out.stdout.decode().split() == ["tanh", "fcore.ir.core"]
 
 
+def test_pickled_after_hashing_equals_the_same_program_in_a_fresh_process() -> None:
+    """The cached structural key (``id()``s of this process) is not pickled with the jaxpr."""
+    f = "lambda x: fcore.lax.cond(x.sum() > 0, lambda v: v * 2, lambda v: v + 1, x)"
+    closed = fcore.make_jaxpr(eval(f))(np.ones(3, np.float32))
+    hash(closed.jaxpr)
+    code = (
+        "import pickle, sys, numpy as np, fcore\n"
+        "c = pickle.loads(sys.stdin.buffer.read())\n"
+        f"fresh = fcore.make_jaxpr({f})(np.ones(3, np.float32))\n"
+        "print(c.jaxpr == fresh.jaxpr, hash(c.jaxpr) == hash(fresh.jaxpr))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(closed), capture_output=True, check=True)
+    assert out.stdout.decode().split() == ["True", "True"]
+
+
 @pytest.mark.parametrize(("name", "rule"), [("custom_jvp", "jvp"), ("custom_vjp", "(bwd|fwd)")])
 def test_custom_rules_are_refused_by_name(name: str, rule: str) -> None:
     (_, f, args), = [e for e in CORPUS if e[0] == name]

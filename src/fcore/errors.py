@@ -46,3 +46,13 @@ class JaxprTypeError(FcoreError, TypeError):
 
 class JaxprParseError(FcoreError, ValueError):
     """Jaxpr text could not be parsed; the message names line, column and expectation."""
+
+
+class JaxprArgumentError(FcoreError, TypeError, ValueError):
+    """Arguments given to a jaxpr do not match its inputs (count, shape or dtype); a ValueError as
+    JAX's ``eval_jaxpr`` raises for a wrong count, and a TypeError as fcore raised it before."""
+
+
+class InvalidShapeError(FcoreError, TypeError, ValueError):
+    """A shape with a negative dimension, or more elements than int64 can count; a TypeError as
+    JAX's shape checks raise for negative dimensions, and a ValueError as a bad value."""

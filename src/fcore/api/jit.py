@@ -29,7 +29,7 @@ from fcore.backend import runtime
 from fcore.config import jit_disabled, x64_enabled
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import EVAL_TRACE, to_numpy_arg
-from fcore.interpreters.stack import current_trace
+from fcore.interpreters.stack import CURRENT_TRACE, current_trace
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.interpreters.trace import Tracer
 from fcore.ir.avals import ShapedArray
@@ -54,17 +54,29 @@ R = TypeVar("R")
 
 class _TraceCache:
     """The specializations of one function under one set of jit options: by full key, and
-    by argument avals alone for calls with positional device arrays only (the fast path)."""
+    for the fast path (calls whose every leaf is an fcore array on one device) by argument
+    tree, then by the leaves' avals (see ``Jitted._dispatch``)."""
 
-    __slots__ = ("entries", "fast", "__weakref__")
+    __slots__ = ("entries", "fast", "fast_flat", "__weakref__")
 
     def __init__(self) -> None:
         self.entries: dict[Hashable, Specialization] = {}
-        self.fast: dict[Hashable, Specialization] = {}
+        self.fast: dict[tree_util.PyTreeDef, list[_FastEntry]] = {}
+        #: For calls with n positional array arguments and no keywords, by n.
+        self.fast_flat: dict[int, list[_FastEntry]] = {}
 
     def drop_launches(self) -> None:
         for entry in self.entries.values():
             entry.launch = None
+
+
+#: A fast-path candidate: the flat argument avals (compared as a list, which compares
+#: element by element and identical objects without a Python call: avals are interned, so
+#: a hit costs one C loop), the x64 mode, and the specialization.
+_FastEntry = tuple[list[ShapedArray], bool, Specialization]
+#: Fast-path candidates kept per argument tree (most recent first), and trees per function.
+_FAST_PER_TREE = 8
+_FAST_TREES = 64
 
 
 #: Trace caches by function, then by options: jit objects of one function share traces.
@@ -105,7 +117,9 @@ class Jitted(Generic[P, R]):
         self.out_shardings = out_shardings
         self._sharded = in_shardings is not None or out_shardings is not None
         # Calls with static or donated arguments never take the fast path (``__call__``).
-        self._positional = not (spec.static_argnums or spec.donate_argnums or spec.donate_argnames or self._sharded)
+        self._plain = not (
+            spec.static_argnums or spec.static_argnames or spec.donate_argnums or spec.donate_argnames or self._sharded
+        )
         self._caches = _TraceCache() if self._sharded else _trace_cache(fun, spec)
         self._spmd: weakref.WeakKeyDictionary[Specialization, dict[Any, SpmdLaunch]] = weakref.WeakKeyDictionary()
         self._one_device: weakref.WeakSet[Specialization] = weakref.WeakSet()
@@ -114,6 +128,7 @@ class Jitted(Generic[P, R]):
         )
         self._cache = self._caches.entries
         self._fast = self._caches.fast
+        self._fast_flat = self._caches.fast_flat
 
     # -- specialization -------------------------------------------------------------------
     def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> CallArgs:
@@ -220,34 +235,52 @@ class Jitted(Generic[P, R]):
     def _dispatch(self, *args: Any, **kwargs: Any) -> Any:
         if jit_disabled():
             return self.fun(*args, **kwargs)  # ``disable_jit``: op by op, as plain Python
-        if not kwargs and self._positional:
-            # Fast path, the common cached call: positional fcore arrays that already live on
-            # the device, keyed by their avals alone, outside any transformation. Everything
-            # else (and a first call) goes through ``_call``, which fills ``_fast``.
-            for a in args:
-                if type(a) is not ArrayImpl:
-                    break
-            else:
-                # ``_aval`` is None until an array's aval is first asked for: such a key misses
-                # and ``_call`` computes the avals (so the next call hits).
-                entry = self._fast.get((tuple([a._aval for a in args]), x64_enabled()))
-                if entry is not None:
-                    launch = entry.launch
-                    if launch is not None and current_trace() is EVAL_TRACE:
-                        try:  # the jaxlib arrays (``DeviceBuffer.raw_array()``, inlined)
-                            raw: list[runtime.RawArray] = [a._device._array for a in args]
-                        except AttributeError:  # an argument without its device copy yet
-                            pass
-                        else:
-                            if launch.consts:
-                                raw[:0] = launch.consts
-                            outs = launch.run(raw).consume_with_handlers(launch.handlers)
-                            one = launch.single
-                            if one is not None and entry.leaf_out:
-                                return ArrayImpl(None, one[0], DeviceBuffer(outs[0], one[1]), one[2])
-                            return entry.out_tree.unflatten(
-                                [ArrayImpl(None, w, DeviceBuffer(o, r), av) for o, (w, r, av) in zip(outs, launch.outs)]
-                            )
+        if self._plain and CURRENT_TRACE.get() is EVAL_TRACE:
+            # Fast path, the common cached call: fcore arrays that already live on one device,
+            # outside any transformation. The candidates for the call's argument tree are
+            # compared by the leaves' avals in one list comparison. A leaf that is not an
+            # fcore array has no ``_aval``; ``_aval`` is None until an array's aval is first
+            # asked for, and such a list matches nothing. Everything else (and a first call)
+            # goes through ``_call``, which fills the fast caches.
+            try:
+                if kwargs:
+                    raise AttributeError
+                # Positional arrays only (the commonest call): no tree to build.
+                avals = [x._aval for x in args]
+                candidates = self._fast_flat.get(len(args))
+                flat: Sequence[Any] = args
+            except AttributeError:  # a pytree argument, or keywords: jaxlib's C++ flattener
+                flat, tree = _flatten((args, kwargs))
+                candidates = self._fast.get(tree)
+                try:
+                    avals = [x._aval for x in flat]
+                except AttributeError:
+                    candidates = None
+            if candidates is not None:
+                x64 = x64_enabled()
+                for c_avals, c_x64, entry in candidates:
+                    if c_x64 is x64 and c_avals == avals:
+                        launch = entry.launch
+                        if launch is None:
+                            break
+                        try:  # the jaxlib arrays (``DeviceBuffer.raw_array()``, inlined); an array
+                            # without its one-device copy (host only, sharded, deleted; a tracer)
+                            # has none: the slow path, which also skips the unused ones
+                            raw: list[runtime.RawArray] = [x._device._array for x in flat]
+                        except AttributeError:
+                            break
+                        kept = launch.kept
+                        if kept is not None:
+                            raw = [raw[i] for i in kept]
+                        if launch.consts:
+                            raw[:0] = launch.consts
+                        outs = launch.run(raw).consume_with_handlers(launch.handlers)
+                        one = launch.single
+                        if one is not None and entry.leaf_out:
+                            return ArrayImpl(None, one[0], DeviceBuffer(outs[0], one[1]), one[2])
+                        return entry.out_tree.unflatten(
+                            [ArrayImpl(None, w, DeviceBuffer(o, r), av) for o, (w, r, av) in zip(outs, launch.outs)]
+                        )
         return self._call(args, kwargs)
 
     if TYPE_CHECKING:  # called as ``fun`` is; ``_dispatch`` itself, with no extra frame, at runtime
@@ -256,21 +289,7 @@ class Jitted(Generic[P, R]):
         __call__ = _dispatch
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        entry = None
-        if not kwargs and self._positional:
-            for a in args:
-                if type(a) is not ArrayImpl:
-                    break
-            else:
-                fast_key = (tuple([a.aval for a in args]), x64_enabled())
-                entry = self._fast.get(fast_key)
-                if entry is None:
-                    entry, _ = self._specialize(args, kwargs)
-                    if not entry.float0_outs:  # the fast path returns the program's outputs only
-                        self._fast[fast_key] = entry
-                flat: Sequence[Any] = args
-        if entry is None:
-            entry, flat = self._specialize(args, kwargs)
+        entry, flat = self._specialize(args, kwargs)
         if current_trace() is EVAL_TRACE:
             launch = entry.launch
             if launch is None or _has_sharded(flat):
@@ -281,9 +300,34 @@ class Jitted(Generic[P, R]):
                 launch = entry.get_launch()
                 _with_launches.add(self._caches)
             outs: list[Any] = launch(flat)
+            if self._plain and not entry.float0_outs:
+                self._remember(entry, flat)
         else:
             outs = bind_jit(entry.hoisted, [*entry.consts, *flat], self.name)
         return entry.results(outs)
+
+    def _remember(self, entry: Specialization, flat: Sequence[Any]) -> None:
+        """Make ``entry`` a fast-path candidate for calls like this one, if every argument
+        leaf is an fcore array on one device (``launch`` has just put host ones there)."""
+        if len(flat) != entry.in_tree.num_leaves:  # float0 arguments were dropped
+            return
+        avals: list[ShapedArray] = []
+        for x in flat:
+            if type(x) is not ArrayImpl or type(x._device) is not DeviceBuffer or x._aval is None:
+                return
+            avals.append(x._aval)
+        positional = entry.in_tree == _positional_tree(len(flat))
+        fast: dict[Any, list[_FastEntry]] = self._fast_flat if positional else self._fast
+        key = len(flat) if positional else entry.in_tree
+        candidates = fast.get(key)
+        if candidates is None:
+            if len(fast) >= _FAST_TREES:
+                fast.clear()
+            candidates = fast[key] = []
+        x64 = x64_enabled()
+        candidates[:] = [c for c in candidates if not (c[1] is x64 and c[0] == avals)]  # a stale one
+        candidates.insert(0, (avals, x64, entry))
+        del candidates[_FAST_PER_TREE:]
 
     def _spmd_launch(self, entry: Specialization, args: tuple[Any, ...], flat: Sequence[Any]) -> SpmdLaunch | None:
         """The launch over a mesh, when shardings are involved (None: the one-device path)."""
@@ -366,6 +410,7 @@ class Jitted(Generic[P, R]):
         """Forget this function's traces (and their executables)."""
         self._cache.clear()
         self._fast.clear()
+        self._fast_flat.clear()
 
     def __repr__(self) -> str:
         return f"<jit({self.name})>"
@@ -506,6 +551,12 @@ def _return_freed_memory() -> None:
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):  # not glibc
         pass
+
+
+@functools.lru_cache(maxsize=64)
+def _positional_tree(n: int) -> tree_util.PyTreeDef:
+    """The argument tree of a call with ``n`` positional array arguments and no keywords."""
+    return _flatten(((0,) * n, {}))[1]
 
 
 def _has_sharded(flat: Sequence[Any]) -> bool:

@@ -11,18 +11,28 @@ from typing import Any
 
 import numpy as np
 
+from fcore.errors import JaxprArgumentError
 from fcore.interpreters.array import ArrayImpl
-from fcore.interpreters.trace import add_source_note, equation_source
-from fcore.ir.core import ClosedJaxpr, Jaxpr, Literal
+from fcore.interpreters.eval import get_aval
+from fcore.interpreters.trace import Tracer, add_source_note, equation_source
+from fcore.ir import dtypes
+from fcore.ir.avals import ShapedArray
+from fcore.ir.core import ClosedJaxpr, Jaxpr, Literal, Var
 
 
 def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
-    """Run ``jaxpr`` on ``consts`` and ``args``; returns the list of outputs."""
+    """Run ``jaxpr`` on ``consts`` and ``args``; returns the list of outputs.
+
+    Raises ``JaxprArgumentError`` when the arguments do not match the jaxpr's inputs in count,
+    shape or dtype (weak types may differ): a wrong shape would otherwise run silently.
+    """
     if len(consts) != len(jaxpr.constvars) or len(args) != len(jaxpr.invars):
-        raise TypeError(
+        raise JaxprArgumentError(
             f"eval_jaxpr: jaxpr takes {len(jaxpr.constvars)} consts and {len(jaxpr.invars)} args, "
             f"got {len(consts)} and {len(args)}"
         )
+    _check_arguments("constant", jaxpr.constvars, consts)
+    _check_arguments("argument", jaxpr.invars, args)
     env: dict[int, Any] = {}
     for v, x in zip(jaxpr.constvars, consts):
         env[id(v)] = x
@@ -49,6 +59,32 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
         else:
             env[id(eqn.outvars[0])] = out
     return [read_out(a) for a in jaxpr.outvars]
+
+
+def _check_arguments(kind: str, binders: Sequence[Var], values: Sequence[Any]) -> None:
+    for i, (v, x) in enumerate(zip(binders, values)):
+        want = v.aval
+        got = _aval_if_array(x)
+        if got is None:
+            continue
+        if got.shape != want.shape or (got.dtype != want.dtype and not got.weak_type):
+            raise JaxprArgumentError(
+                f"eval_jaxpr: {kind} {i} has type {got.strip_weak_type().str_short()} but the jaxpr's "
+                f"{'constvar' if kind == 'constant' else 'input'} {i} is typed {want.strip_weak_type().str_short()}"
+            )
+
+
+def _aval_if_array(x: object) -> ShapedArray | None:
+    """The aval of an array argument without copying it; ``None`` for other values (a symbolic
+    zero, a Python object a rule accepts), which the equations' own rules judge."""
+    if isinstance(x, (ArrayImpl, Literal, Tracer)):
+        return get_aval(x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
+    if isinstance(x, (bool, int, float, complex)):
+        # A Python scalar is weakly typed: it adopts the input's dtype as in JAX.
+        return ShapedArray((), dtypes.python_scalar_dtype(x), not isinstance(x, bool))
+    return None
 
 
 def jaxpr_as_fun(closed: ClosedJaxpr) -> Callable[..., list[Any]]:

@@ -2,20 +2,38 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
 import attrs
 import numpy as np
 
+from fcore.errors import InvalidShapeError
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
 
 Shape = tuple[int, ...]
 
 
+#: The largest element count a shape may have: XLA indexes with int64.
+MAX_SIZE = 2**63 - 1
+
+
 def _to_shape(shape: Iterable[int]) -> Shape:
-    return shape if type(shape) is tuple else tuple(int(d) for d in shape)
+    if type(shape) is not tuple:
+        shape = tuple(int(d) for d in shape)
+    # The common case costs two builtin calls: dimensions below 2**20 in rank <= 3 cannot overflow.
+    if shape and (min(shape) < 0 or len(shape) > 3 or max(shape) >= 1 << 20):
+        _check_shape(shape)
+    return shape
+
+
+def _check_shape(shape: Shape) -> None:
+    if min(shape) < 0:
+        raise InvalidShapeError(f"array dimensions must be non-negative, got shape {shape}")
+    if math.prod(shape) > MAX_SIZE:
+        raise InvalidShapeError(f"shape {shape} has {math.prod(shape)} elements, more than int64 can index ({MAX_SIZE})")
 
 
 def _to_dtype(dtype: Any) -> DType:

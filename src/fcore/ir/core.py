@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Sequence
+import weakref
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, Union
 
 import attrs
@@ -227,7 +228,8 @@ class Jaxpr:
     eqns: tuple[JaxprEqn, ...] = attrs.field(converter=_eqn_tuple)
     #: The declared effects; ``None`` (the default) means the union of the equations' effects.
     _effects: Effects | None = attrs.field(default=None, alias="effects", repr=False)
-    _key: list[tuple[object, ...]] = attrs.field(factory=list, init=False, repr=False)
+    #: ``[]``, ``[structural key]``, or ``[key, token]`` once the jaxpr is nested in another's key.
+    _key: list[Any] = attrs.field(factory=list, init=False, repr=False)
 
     @property
     def effects(self) -> Effects:
@@ -242,8 +244,11 @@ class Jaxpr:
         """A value equal for alpha-equivalent jaxprs (variables numbered by binding order)."""
         cached = self._key
         if not cached:
+            _tokenize_nested(self)
+            self.effects  # computed after the nested jaxprs' effects, so without deep recursion
             cached.append(_structural_key(self))
-        return cached[0]
+        key: tuple[object, ...] = cached[0]
+        return key
 
     def __eq__(self, other: object) -> bool:
         if self is other:
@@ -298,6 +303,11 @@ def make_jaxpr_value(
 
 
 def _structural_key(jaxpr: Jaxpr) -> tuple[object, ...]:
+    """The key of one jaxpr, its nested jaxprs standing for their interned tokens.
+
+    ``Jaxpr.structural_key`` first gives every nested jaxpr a token, innermost first and without
+    recursion (``_tokenize_nested``), so that nesting depth costs neither stack nor repeated work.
+    """
     numbers: dict[int, int] = {}
 
     def bind(v: Var) -> int:
@@ -319,8 +329,95 @@ def _structural_key(jaxpr: Jaxpr) -> tuple[object, ...]:
     for e in jaxpr.eqns:
         ins = tuple(use(a) for a in e.invars)
         outs = tuple((bind(v), v.aval) for v in e.outvars)
-        eqn_keys.append((e.primitive.name, id(e.primitive), ins, outs, e.params))
+        params = e.params
+        if params and any(_holds_jaxpr(v) for v in params.values()):
+            params = Params({k: _tokenized(v) for k, v in params.items()})
+        eqn_keys.append((e.primitive.name, id(e.primitive), ins, outs, params))
     return (header, tuple(eqn_keys), tuple(use(a) for a in jaxpr.outvars), jaxpr.effects)
+
+
+class _JaxprToken:
+    """Stands for one class of alpha-equivalent jaxprs inside the keys of jaxprs that nest them:
+    equal nested jaxprs share a token, so comparing the outer keys never descends into them."""
+
+    __slots__ = ("__weakref__",)
+
+
+#: Structural key -> token, for the jaxprs that some live jaxpr nests.
+_tokens: weakref.WeakValueDictionary[tuple[object, ...], _JaxprToken] = weakref.WeakValueDictionary()
+
+
+@attrs.frozen(slots=True, eq=False)
+class _ConstsKey:
+    """A closed jaxpr's constants inside a key: equal as ``ClosedJaxpr.__eq__`` compares them."""
+
+    consts: tuple[Any, ...]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _ConstsKey) or len(self.consts) != len(other.consts):
+            return False
+        return all(_const_equal(a, b) for a, b in zip(self.consts, other.consts))
+
+    def __hash__(self) -> int:
+        return len(self.consts)
+
+
+def _holds_jaxpr(value: object) -> bool:
+    if isinstance(value, (Jaxpr, ClosedJaxpr)):
+        return True
+    return type(value) is tuple and any(_holds_jaxpr(v) for v in value)
+
+
+def _tokenized(value: Any) -> Any:
+    """A parameter value with each nested jaxpr replaced by its token (already assigned)."""
+    if isinstance(value, Jaxpr):
+        return value._key[1]
+    if isinstance(value, ClosedJaxpr):
+        return (value.jaxpr._key[1], _ConstsKey(value.consts))
+    if type(value) is tuple and _holds_jaxpr(value):
+        return tuple(_tokenized(v) for v in value)
+    return value
+
+
+def _nested_jaxprs(jaxpr: Jaxpr) -> Iterator[Jaxpr]:
+    for e in jaxpr.eqns:
+        if e.params:
+            for value in e.params.values():
+                yield from _jaxprs_in(value)
+
+
+def _jaxprs_in(value: object) -> Iterator[Jaxpr]:
+    if isinstance(value, ClosedJaxpr):
+        yield value.jaxpr
+    elif isinstance(value, Jaxpr):
+        yield value
+    elif type(value) is tuple:
+        for v in value:
+            if isinstance(v, (tuple, Jaxpr, ClosedJaxpr)):
+                yield from _jaxprs_in(v)
+
+
+def _tokenize_nested(root: Jaxpr) -> None:
+    """Give every jaxpr nested in ``root`` its key and token, innermost first, with an explicit
+    stack: a chain of thousands of nested calls must not reach Python's recursion limit."""
+    stack: list[tuple[Jaxpr, Iterator[Jaxpr]]] = [(root, _nested_jaxprs(root))]
+    seen: set[int] = set()
+    while stack:
+        node, children = stack[-1]
+        for child in children:
+            if len(child._key) < 2 and id(child) not in seen:
+                seen.add(id(child))
+                stack.append((child, _nested_jaxprs(child)))
+                break
+        else:
+            stack.pop()
+            if node is not root:
+                node.effects  # its children's effects are cached by now: no deep recursion
+                key = node._key[0] if node._key else _structural_key(node)
+                token = _tokens.get(key)
+                if token is None:
+                    token = _tokens[key] = _JaxprToken()
+                node._key[:] = [key, token]
 
 
 class ConstValue(Protocol):

@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable
 from typing import NoReturn, TypeVar
 
-from fcore.errors import JaxprParseError
+from fcore.errors import InvalidShapeError, JaxprParseError
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, LiteralScalar, Var
@@ -277,7 +277,10 @@ class _Parser:
         parts = [d.strip() for d in dims.split(",")] if dims.strip() else []
         if any(not d for d in parts):
             self.fail(index, f"malformed shape in type {tok[1:]!r}")
-        aval = shaped_array(tuple(int(d) for d in parts), dtype, weak is not None)
+        try:
+            aval = shaped_array(tuple(int(d) for d in parts), dtype, weak is not None)
+        except InvalidShapeError as e:
+            self.fail(index, str(e))
         self.avals[tok] = aval
         return aval
 

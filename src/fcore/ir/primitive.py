@@ -9,6 +9,7 @@ lives in ``fcore.interpreters``, which installs itself here when imported
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+import sys
 from contextvars import ContextVar
 from typing import Any, Generic, Protocol, TypeVar, cast
 
@@ -40,6 +41,29 @@ _registry: dict[str, Primitive] = {}
 def install_handler_var(var: ContextVar[Any]) -> None:
     """Called once by ``fcore.interpreters``: ``bind`` dispatches to ``var.get()``."""
     _handler_var[:] = [var]
+
+
+#: Names of fcore's own primitives: a user primitive may not take one.
+_builtin_names: set[str] = set()
+
+
+def _register(prim: Primitive[Any], defining_module: str) -> None:
+    """Enter ``prim`` in the name registry (what the parser resolves names with).
+
+    A primitive defined in fcore's own modules is built in; a user primitive may not reuse a
+    built-in name (printed text would be ambiguous, and the parser would resolve it to the
+    built-in). A user primitive defined again under its own name (a re-run notebook cell, a
+    helper called twice) replaces the earlier one, as the latest definition.
+    """
+    name = prim.name
+    if defining_module == "fcore" or defining_module.startswith("fcore."):
+        _builtin_names.add(name)
+    elif name in _builtin_names:
+        raise ValueError(
+            f"a primitive named '{name}' is already defined by fcore; give the new primitive another "
+            "name (jaxpr text and the parser identify primitives by name)"
+        )
+    _registry[name] = prim
 
 
 def lookup_primitive(name: str) -> Primitive | None:
@@ -80,6 +104,9 @@ class Primitive(Generic[P]):
         "impl_takes_arrays",
         "eager_rule",
         "effects_rule",
+        "commutative",
+        "idempotent",
+        "pure",
         "__weakref__",
     )
 
@@ -90,6 +117,9 @@ class Primitive(Generic[P]):
         multiple_results: bool = False,
         params: Callable[P, object] | None = None,
         param_names: Sequence[str] | None = None,
+        commutative: bool = False,
+        idempotent: bool = False,
+        pure: bool = True,
     ) -> None:
         self.name = name
         self.multiple_results = multiple_results
@@ -111,8 +141,16 @@ class Primitive(Generic[P]):
         #: effectful abstract eval). Without one, an equation has the effects of the jaxprs in
         #: its parameters (what every higher-order primitive needs), else none.
         self.effects_rule: Callable[..., Effects] | None = None
-        if name not in _registry:
-            _registry[name] = self
+        # Traits that rewrites consult (fcore.transforms.rewrite, docs/embedding.md): whether the
+        # result is the same with the two operands swapped; whether applying it twice (unary,
+        # ``f(f(x)) == f(x)``) or to one value twice (binary, ``f(x, x) == x``) changes nothing;
+        # and whether an equation may be merged, moved or dropped when its results are equal or
+        # unused (``pure=False`` for a primitive whose impl has side effects not declared as
+        # effects). Whether an equation is *effectful* is its ``effects``, not a trait.
+        self.commutative = commutative
+        self.idempotent = idempotent
+        self.pure = pure
+        _register(self, sys._getframe(1).f_globals.get("__name__", ""))
 
     def __repr__(self) -> str:
         return self.name

@@ -35,7 +35,8 @@ import numpy as np
 
 from fcore.errors import FcoreError
 from fcore.ir import dtypes
-from fcore.ir.core import ClosedJaxpr, Jaxpr, JaxprEqn
+from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Var
+from fcore.ir.effects import Effects
 from fcore.ir.params import Params, ParamStruct, ParamValue, make_params
 from fcore.ir.parser import parse_jaxpr
 from fcore.ir.primitive import Primitive, lookup_primitive
@@ -250,6 +251,20 @@ def _reduce_params(params: Params) -> tuple[Callable[[dict[str, ParamValue]], Pa
     return make_params, (params.as_dict(),)  # immutable: rebuilt from its items, not attribute by attribute
 
 
+def _reduce_jaxpr(jaxpr: Jaxpr) -> tuple[Callable[..., Jaxpr], tuple[object, ...]]:
+    """A jaxpr pickles without its cached structural key: that holds ``id()``s and tokens of
+    this process, which would make an unpickled copy unequal to the same program traced again."""
+    return _make_jaxpr, (jaxpr.constvars, jaxpr.invars, jaxpr.outvars, jaxpr.eqns, jaxpr.effects)
+
+
+def _make_jaxpr(
+    constvars: tuple[Var, ...], invars: tuple[Var, ...], outvars: tuple[Atom, ...], eqns: tuple[JaxprEqn, ...],
+    effects: Effects,
+) -> Jaxpr:
+    return Jaxpr(constvars, invars, outvars, eqns, effects=effects)
+
+
 # The IR's own class pickles by name too (fcore.core.Primitive, its subclass, has ``__reduce__``).
 copyreg.pickle(Primitive, reduce_primitive)
 copyreg.pickle(Params, _reduce_params)
+copyreg.pickle(Jaxpr, _reduce_jaxpr)

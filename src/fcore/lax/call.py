@@ -33,6 +33,7 @@ from fcore.errors import FcoreError
 from fcore.interpreters.array import Array, ArrayImpl, register_device_placer
 from fcore.interpreters.eval import check_allocation, to_numpy_arg
 from fcore.interpreters.eval_jaxpr import eval_jaxpr
+from fcore.interpreters.trace import Tracer
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr, Jaxpr, JaxprEqn
 from fcore.ir.params import ParamValue
@@ -204,10 +205,12 @@ register_device_placer(to_device)
 class Launch:
     """A compiled program ready to run on concrete operands, with everything a call needs
     looked up once: the executable's launch function and result handlers, the device
-    arrays of the hoisted consts, and per output its (weak type, runtime aval, aval).
+    arrays of the hoisted consts, per output its (weak type, runtime aval, aval), and which
+    arguments the program takes (``kept``: None for all; as in JAX, parameters that nothing
+    uses are left out of the compiled program, so a call does not pass their buffers).
     """
 
-    __slots__ = ("executable", "run", "handlers", "consts", "outs", "single", "donated")
+    __slots__ = ("executable", "run", "handlers", "consts", "outs", "single", "donated", "kept")
 
     def __init__(
         self,
@@ -215,6 +218,7 @@ class Launch:
         out_avals: Sequence[ShapedArray],
         consts: Sequence[ArrayLike],
         donated: tuple[int, ...] = (),
+        kept: tuple[int, ...] | None = None,
     ) -> None:
         self.executable = exe
         self.run, self.handlers, rt_avals = exe.launch_parts()
@@ -226,10 +230,18 @@ class Launch:
         self.single: tuple[bool, runtime.OutAval, ShapedArray] | None = self.outs[0] if len(self.outs) == 1 else None
         #: Positions (after the consts) of the arguments whose buffers the results reuse.
         self.donated = donated
+        #: Positions (after the consts) of the arguments the program takes; None: all of them.
+        self.kept = kept
 
     def __call__(self, args: Sequence[ArrayLike]) -> list[ArrayImpl]:
         """Run on ``args`` (after the consts): ``ArrayImpl``s or anything ``to_device`` takes."""
         raw = [*self.consts]
+        kept = self.kept
+        if kept is not None:
+            for a in args:  # an unused argument is not passed, but a leaked tracer is still an error
+                if type(a) is not ArrayImpl and isinstance(a, Tracer):
+                    to_numpy_arg(a)  # raises UnexpectedTracerError
+            args = [args[i] for i in kept]
         for a in args:
             if type(a) is ArrayImpl:
                 buf = a._device
@@ -238,11 +250,31 @@ class Launch:
                     continue
             raw.append(to_device(a).raw_array())
         outs = self.run(raw).consume_with_handlers(self.handlers)
-        for i in self.donated:  # their buffers now belong to the results, as in jax
+        for i in self.donated:  # (never with ``kept``: donating launches are not pruned)  # their buffers now belong to the results, as in jax
             arg = args[i]
             if type(arg) is ArrayImpl:
                 arg.delete()
         return [ArrayImpl(None, w, runtime.DeviceBuffer(o, r), av) for o, (w, r, av) in zip(outs, self.outs)]
+
+
+def prune_unused(closed: ClosedJaxpr, n_consts: int) -> tuple[ClosedJaxpr, list[int], tuple[int, ...] | None]:
+    """``closed`` (const-free, the ``n_consts`` consts as leading invars) without the invars
+    that no equation and no output uses (JAX's ``keep_unused=False``); returns it, the
+    positions of the consts it keeps, and the positions of the arguments it keeps (None:
+    nothing was pruned)."""
+    jaxpr = closed.jaxpr
+    used: set[int] = {id(a) for a in jaxpr.outvars}
+    for eqn in jaxpr.eqns:
+        used.update(map(id, eqn.invars))
+    keep = [i for i, v in enumerate(jaxpr.invars) if id(v) in used]
+    if len(keep) == len(jaxpr.invars):
+        return closed, list(range(n_consts)), None
+    pruned = Jaxpr((), tuple(jaxpr.invars[i] for i in keep), jaxpr.outvars, jaxpr.eqns)
+    return (
+        ClosedJaxpr(pruned, ()),
+        [i for i in keep if i < n_consts],
+        tuple(i - n_consts for i in keep if i >= n_consts),
+    )
 
 
 #: Const-free launches by jaxpr structure, as ``_compiled`` (what the ``jit_p`` impl runs).
@@ -255,7 +287,8 @@ def launch_for(
     """A ``Launch`` of ``closed`` (compiled once per structure, see ``compile_jaxpr``), with
     ``consts`` as its leading operands; const-free ones are cached. ``donated`` flags the
     arguments (after the consts) whose buffers the results may reuse; a donated argument
-    that no result matches in shape and dtype is kept, with a warning (as jax)."""
+    that no result matches in shape and dtype is kept, with a warning (as jax). Without
+    donation, parameters that nothing uses are left out of the program (``prune_unused``)."""
     if any(donated):
         flags = [False] * len(consts) + list(donated)
         aliases = donation_aliases(closed.in_avals, closed.out_avals, flags)
@@ -269,10 +302,12 @@ def launch_for(
         used = tuple(i - len(consts) for i, al in enumerate(aliases) if al is not None)
         return Launch(compile_jaxpr(closed, name, aliases), closed.out_avals, consts, used)
     if consts:
-        return Launch(compile_jaxpr(closed, name), closed.out_avals, consts)
+        pruned, kept_consts, kept = prune_unused(closed, len(consts))
+        return Launch(compile_jaxpr(pruned, name), closed.out_avals, [consts[i] for i in kept_consts], (), kept)
     launch = _launches.get(closed.jaxpr)
     if launch is None:
-        launch = Launch(compile_jaxpr(closed, name), closed.out_avals, ())
+        pruned, _, kept = prune_unused(closed, 0)
+        launch = Launch(compile_jaxpr(pruned, name), closed.out_avals, (), (), kept)
         with _compile_lock:
             launch = _launches.setdefault(closed.jaxpr, launch)
     return launch

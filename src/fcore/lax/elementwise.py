@@ -420,7 +420,7 @@ lowering_rules.register(neg_p)(_lower_unary("stablehlo.negate"))
 neg: UnaryFunction = _unary_function(neg_p)
 
 
-add_p = Primitive("add", params=NoParams)
+add_p = Primitive("add", params=NoParams, commutative=True)
 _elementwise(add_p, 2, _NUM, np.add)
 defjvp(add_p, lambda g, x, y: g, lambda g, x, y: g)
 
@@ -451,7 +451,7 @@ lowering_rules.register(sub_p)(_lower_nary("stablehlo.subtract"))
 sub: BinaryFunction = _binary_function(sub_p)
 
 
-mul_p = Primitive("mul", params=NoParams)
+mul_p = Primitive("mul", params=NoParams, commutative=True)
 _elementwise(mul_p, 2, _NUM, np.multiply)
 defjvp(mul_p, lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
 
@@ -566,7 +566,7 @@ def _pow_lowering(ctx: LoweringRuleContext, x: str, y: str) -> str:
 pow: BinaryFunction = _binary_function(pow_p)
 
 
-max_p = Primitive("max", params=NoParams)
+max_p = Primitive("max", params=NoParams, commutative=True, idempotent=True)
 _elementwise(max_p, 2, _ANY, np.maximum)
 defjvp_with_output(max_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
                    lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
@@ -575,7 +575,7 @@ lowering_rules.register(max_p)(_lower_nary("stablehlo.maximum"))
 max: BinaryFunction = _binary_function(max_p)
 
 
-min_p = Primitive("min", params=NoParams)
+min_p = Primitive("min", params=NoParams, commutative=True, idempotent=True)
 _elementwise(min_p, 2, _ANY, np.minimum)
 defjvp_with_output(min_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
                    lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
@@ -599,7 +599,7 @@ def _sign_impl(x: NpArray) -> NpArray:
     return np.asarray(np.sign(x))
 
 
-sign_p = Primitive("sign", params=NoParams)
+sign_p = Primitive("sign", params=NoParams, idempotent=True)
 _elementwise(sign_p, 1, _NUM, _sign_impl)
 defjvp_zero(sign_p)
 defvectorized(sign_p)
@@ -622,7 +622,7 @@ def _sign_lowering(ctx: LoweringRuleContext, x: str) -> str:
 sign: UnaryFunction = _unary_function(sign_p)
 
 
-floor_p = Primitive("floor", params=NoParams)
+floor_p = Primitive("floor", params=NoParams, idempotent=True)
 _elementwise(floor_p, 1, "float", np.floor)
 defjvp_zero(floor_p)
 defvectorized(floor_p)
@@ -630,7 +630,7 @@ lowering_rules.register(floor_p)(_lower_unary("stablehlo.floor"))
 floor: UnaryFunction = _unary_function(floor_p)
 
 
-ceil_p = Primitive("ceil", params=NoParams)
+ceil_p = Primitive("ceil", params=NoParams, idempotent=True)
 _elementwise(ceil_p, 1, "float", np.ceil)
 defjvp_zero(ceil_p)
 defvectorized(ceil_p)
@@ -645,7 +645,7 @@ class RoundParams:
     rounding_method: int
 
 
-round_p = Primitive("round", params=RoundParams)
+round_p = Primitive("round", params=RoundParams, idempotent=True)
 
 
 @round_p.def_abstract_eval
@@ -677,7 +677,7 @@ def round(x: ArrayLike, rounding_method: int = 0) -> Array:
     return result
 
 
-abs_p = Primitive("abs", params=NoParams)
+abs_p = Primitive("abs", params=NoParams, idempotent=True)
 
 
 @abs_p.def_abstract_eval
@@ -1002,7 +1002,7 @@ is_finite: UnaryFunction = _unary_function(is_finite_p)
 # ==========================================================================================
 # Comparisons, logical and bitwise operations, shifts
 # ==========================================================================================
-eq_p = Primitive("eq", params=NoParams)
+eq_p = Primitive("eq", params=NoParams, commutative=True)
 _elementwise(eq_p, 2, _ANY, np.equal, dtypes.bool_)
 defjvp_zero(eq_p)
 defbroadcasting(eq_p)
@@ -1010,7 +1010,7 @@ lowering_rules.register(eq_p)(_lower_compare("EQ"))
 eq: BinaryFunction = _binary_function(eq_p)
 
 
-ne_p = Primitive("ne", params=NoParams)
+ne_p = Primitive("ne", params=NoParams, commutative=True)
 _elementwise(ne_p, 2, _ANY, np.not_equal, dtypes.bool_)
 defjvp_zero(ne_p)
 defbroadcasting(ne_p)
@@ -1058,7 +1058,7 @@ lowering_rules.register(not_p)(_lower_unary("stablehlo.not"))
 not_: UnaryFunction = _unary_function(not_p)
 
 
-and_p = Primitive("and", params=NoParams)
+and_p = Primitive("and", params=NoParams, commutative=True, idempotent=True)
 _elementwise(and_p, 2, _INTEGRAL, np.bitwise_and)
 defjvp_zero(and_p)
 defbroadcasting(and_p)
@@ -1066,7 +1066,7 @@ lowering_rules.register(and_p)(_lower_nary("stablehlo.and"))
 and_: BinaryFunction = _binary_function(and_p)
 
 
-or_p = Primitive("or", params=NoParams)
+or_p = Primitive("or", params=NoParams, commutative=True, idempotent=True)
 _elementwise(or_p, 2, _INTEGRAL, np.bitwise_or)
 defjvp_zero(or_p)
 defbroadcasting(or_p)
@@ -1074,7 +1074,7 @@ lowering_rules.register(or_p)(_lower_nary("stablehlo.or"))
 or_: BinaryFunction = _binary_function(or_p)
 
 
-xor_p = Primitive("xor", params=NoParams)
+xor_p = Primitive("xor", params=NoParams, commutative=True)
 _elementwise(xor_p, 2, _INTEGRAL, np.bitwise_xor)
 defjvp_zero(xor_p)
 defbroadcasting(xor_p)

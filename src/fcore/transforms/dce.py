@@ -1,4 +1,5 @@
-"""Dead-code elimination: equations nothing uses are dropped, unless they have effects."""
+"""Dead-code elimination: equations nothing uses are dropped, unless they have effects or their
+primitive is not pure (``Primitive.pure``)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def dce_jaxpr_open(jaxpr: Jaxpr, used_outputs: Sequence[bool], prune_inputs: boo
     kept: list[JaxprEqn] = []
     for eqn in reversed(jaxpr.eqns):
         used = [id(v) in live for v in eqn.outvars]
-        if not any(used) and not eqn.effects:  # an effectful equation is kept even then
+        if not any(used) and not eqn.effects and eqn.primitive.pure:  # effectful or impure: kept even then
             continue
         rule = dce_rules.get(eqn.primitive)
         if rule is not None:
@@ -48,6 +49,14 @@ def dce_jaxpr_open(jaxpr: Jaxpr, used_outputs: Sequence[bool], prune_inputs: boo
     outvars = tuple(a for a, u in zip(jaxpr.outvars, used_outputs) if u)
     used_consts = [id(v) in live for v in jaxpr.constvars]
     constvars = tuple(v for v, u in zip(jaxpr.constvars, used_consts) if u)
+    if (
+        len(kept) == len(jaxpr.eqns)
+        and len(invars) == len(jaxpr.invars)
+        and len(outvars) == len(jaxpr.outvars)
+        and len(constvars) == len(jaxpr.constvars)
+        and all(a is b for a, b in zip(kept, jaxpr.eqns))
+    ):
+        return jaxpr, used_inputs  # nothing to drop: the same value, so callers can tell
     return Jaxpr(constvars, invars, outvars, tuple(kept)), used_inputs
 
 

@@ -1,19 +1,22 @@
 """Simplification passes: CSE, constant folding, algebraic identities, call inlining.
 
 Each is a pure ``ClosedJaxpr -> ClosedJaxpr`` function that preserves types and
-semantics, walks the equations once, and is idempotent. ``pipeline`` composes passes.
+semantics and is idempotent; ``cse``, ``fold_constants`` and ``simplify_algebra`` are rule sets
+run by the rewrite driver (``fcore.transforms.rewrite``), so they also simplify every jaxpr
+nested in parameters. ``pipeline`` composes passes.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-
+from typing import Any
 
 import numpy as np
 
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, new_eqn
-from fcore.ir.primitive import lookup_primitive
-from fcore.transforms.dce import dce_jaxpr_open
+from fcore.ir.primitive import Primitive, lookup_primitive
+from fcore.transforms.rewrite import Pattern, Rewrite, RewriteContext, canonicalize_rules, fold_rules, is_pure, rewrite
 from fcore.transforms.util import verified
 
 Pass = Callable[[ClosedJaxpr], ClosedJaxpr]
@@ -27,11 +30,24 @@ def _rebuild(jaxpr: Jaxpr, eqns: list[JaxprEqn], subst: dict[int, Atom]) -> Jaxp
     return Jaxpr(jaxpr.constvars, jaxpr.invars, tuple(_sub(subst, a) for a in jaxpr.outvars), tuple(eqns))
 
 
-def _renamed(eqn: JaxprEqn, subst: dict[int, Atom]) -> JaxprEqn:
-    if not subst:
-        return eqn
-    invars = tuple(_sub(subst, a) for a in eqn.invars)
-    return eqn if invars == eqn.invars else eqn.replace(invars=invars)
+# -- cse -------------------------------------------------------------------------------------
+def _cse_rule(eqn: JaxprEqn, ctx: RewriteContext) -> Rewrite:
+    """An equation equal to an earlier one (primitive, operands, params; operands in either
+    order for a commutative primitive) is replaced by the earlier one's results."""
+    prim = eqn.primitive
+    if not prim.pure or eqn.effects:
+        return None
+    operands = tuple([a.key() if type(a) is Literal else id(a) for a in eqn.invars])
+    if prim.commutative and len(operands) == 2 and hash(operands[0]) > hash(operands[1]):
+        operands = (operands[1], operands[0])
+    key = (prim, operands, eqn.params)
+    prev: tuple[Var, ...] | None = ctx.memo.get(key)
+    if prev is None:
+        ctx.memo[key] = eqn.outvars
+        return None
+    if all(p.aval == v.aval for p, v in zip(prev, eqn.outvars)):
+        return prev
+    return None
 
 
 def cse(closed: ClosedJaxpr) -> ClosedJaxpr:
@@ -41,59 +57,133 @@ def cse(closed: ClosedJaxpr) -> ClosedJaxpr:
     (pure primitives): later copies are replaced by the first. Effectful equations are
     never merged (two prints print twice).
     """
-    jaxpr = closed.jaxpr
-    seen: dict[tuple[object, ...], tuple[Var, ...]] = {}
-    subst: dict[int, Atom] = {}
-    eqns: list[JaxprEqn] = []
-    for eqn in jaxpr.eqns:
-        eqn = _renamed(eqn, subst)
-        if eqn.effects:
-            eqns.append(eqn)
-            continue
-        key = (eqn.primitive, tuple(a.key() if type(a) is Literal else id(a) for a in eqn.invars), eqn.params)
-        prev = seen.get(key)
-        if prev is not None and all(p.aval == v.aval for p, v in zip(prev, eqn.outvars)):
-            for v, p in zip(eqn.outvars, prev):
-                subst[id(v)] = p
-            continue
-        seen[key] = eqn.outvars
-        eqns.append(eqn)
-    return verified(ClosedJaxpr(_rebuild(jaxpr, eqns, subst), closed.consts))
+    return rewrite(closed, [_cse_rule], fixpoint=False)
+
+
+# -- constant folding ------------------------------------------------------------------------
+def _fold_rule(eqn: JaxprEqn, ctx: RewriteContext) -> Rewrite:
+    """The primitive's own ``fold_rules`` hook, else: all operands literals and all results
+    scalars -> the impl's results as literals."""
+    prim = eqn.primitive
+    hook = fold_rules.get(prim)
+    invars = eqn.invars
+    if hook is None:
+        if not invars or type(invars[0]) is not Literal:  # the common case, decided at once
+            return None
+    elif is_pure(eqn):
+        folded = hook(eqn, ctx)
+        if folded is not None:
+            return folded
+    if (
+        not invars
+        or not all(type(a) is Literal for a in invars)
+        or prim.impl_rule is None
+        or prim.impl_takes_arrays
+        or not all(v.aval.shape == () for v in eqn.outvars)
+        or not is_pure(eqn)
+    ):
+        return None
+    vals = [np.asarray(a.val) for a in invars if type(a) is Literal]
+    out = prim.impl_rule(*vals, **eqn.params)
+    outs = list(out) if prim.multiple_results else [out]
+    return [Literal.of(np.asarray(o, v.aval.dtype), v.aval) for v, o in zip(eqn.outvars, outs)]
 
 
 def fold_constants(closed: ClosedJaxpr) -> ClosedJaxpr:
     """fold_constants : (a -> b) -> (a -> b)
 
     Equations whose operands are all literals and whose results are scalars are
-    evaluated now (with the primitive's impl) and replaced by literals; effectful
-    equations are never evaluated at compile time.
+    evaluated now (with the primitive's impl) and replaced by literals; a primitive may
+    register its own folding in ``fold_rules``. Effectful equations are never evaluated
+    at compile time.
     """
-    jaxpr = closed.jaxpr
-    subst: dict[int, Atom] = {}
-    eqns: list[JaxprEqn] = []
-    for eqn in jaxpr.eqns:
-        eqn = _renamed(eqn, subst)
-        prim = eqn.primitive
-        if (
-            eqn.invars
-            and all(type(a) is Literal for a in eqn.invars)
-            and all(v.aval.shape == () for v in eqn.outvars)
-            and prim.impl_rule is not None
-            and not prim.impl_takes_arrays
-            and not eqn.effects
-        ):
-            vals = [np.asarray(a.val) for a in eqn.invars if type(a) is Literal]
-            out = prim.impl_rule(*vals, **eqn.params)
-            outs = list(out) if prim.multiple_results else [out]
-            for v, o in zip(eqn.outvars, outs):
-                subst[id(v)] = Literal.of(np.asarray(o, v.aval.dtype), v.aval)
-            continue
-        eqns.append(eqn)
-    return verified(ClosedJaxpr(_rebuild(jaxpr, eqns, subst), closed.consts))
+    return rewrite(closed, [_fold_rule], fixpoint=False)
 
 
+# -- algebraic simplification ------------------------------------------------------------------
 def _is_literal(a: Atom, value: float) -> bool:
     return type(a) is Literal and bool(np.asarray(a.val) == value)
+
+
+_UNITS = {"mul": 1.0, "add": 0.0, "sub": 0.0}
+
+
+def _unit_rule(eqn: JaxprEqn, ctx: RewriteContext) -> Rewrite:
+    """``x * 1 -> x``, ``x + 0 -> x``, ``x - 0 -> x`` (and the unit on the left where the
+    primitive is commutative), when the result has ``x``'s type."""
+    unit = _UNITS[eqn.primitive.name]
+    (out,) = eqn.outvars
+    x, y = eqn.invars
+    if _is_literal(y, unit) and x.aval == out.aval:
+        return [x]
+    if eqn.primitive.commutative and _is_literal(x, unit) and y.aval == out.aval:
+        return [y]
+    return None
+
+
+def _single_use_def(ctx: RewriteContext, a: Atom, name: str) -> JaxprEqn | None:
+    if ctx.num_uses(a) != 1:
+        return None
+    d = ctx.definition(a)
+    return d if d is not None and d.primitive.name == name else None
+
+
+def _neg_rule(eqn: JaxprEqn, ctx: RewriteContext) -> Rewrite:
+    """``neg(neg x) -> x`` and ``neg(mul(neg a, b)) -> mul(a, b)`` when the inner values have
+    no other use."""
+    (x,) = eqn.invars
+    inner = _single_use_def(ctx, x, "neg")
+    if inner is not None:
+        return [inner.invars[0]]
+    prod = _single_use_def(ctx, x, "mul")
+    if prod is None:
+        return None
+    a, b = prod.invars
+    neg_a, neg_b = _single_use_def(ctx, a, "neg"), _single_use_def(ctx, b, "neg")
+    if neg_a is not None:
+        return prod.replace(invars=(neg_a.invars[0], b), outvars=eqn.outvars)
+    if neg_b is not None:
+        return prod.replace(invars=(a, neg_b.invars[0]), outvars=eqn.outvars)
+    return None
+
+
+def _trait_rule(eqn: JaxprEqn, ctx: RewriteContext) -> Rewrite:
+    """The primitive's ``canonicalize_rules`` hook, and for an idempotent primitive
+    ``f(f(x)) -> f(x)`` (unary, same params) and ``f(x, x) -> x`` (binary, when the result has
+    ``x``'s type)."""
+    prim = eqn.primitive
+    hook = canonicalize_rules.get(prim)
+    if hook is not None:
+        result = hook(eqn, ctx)
+        if result is not None:
+            return result
+    if not prim.idempotent or len(eqn.outvars) != 1 or not is_pure(eqn):
+        return None
+    if len(eqn.invars) == 1:
+        inner = ctx.definition_of(eqn.invars[0], prim)
+        if inner is not None and inner.params == eqn.params:
+            return [eqn.invars[0]]
+    elif len(eqn.invars) == 2:
+        x, y = eqn.invars
+        if (x is y or (type(x) is Literal and x == y)) and x.aval == eqn.outvars[0].aval:
+            return [x]
+    return None
+
+
+@functools.cache
+def _simplify_patterns() -> tuple[Pattern, ...]:
+    """The rules of ``simplify_algebra``, indexed by the primitives they match (looked up by name
+    when first needed: this module is imported before fcore.lax defines them)."""
+
+    def prims(*names: str) -> frozenset[Primitive[Any]]:
+        found = (lookup_primitive(n) for n in names)
+        return frozenset(p for p in found if p is not None)
+
+    return (
+        Pattern(_unit_rule, prims(*_UNITS)),
+        Pattern(_neg_rule, prims("neg")),
+        Pattern(_trait_rule),
+    )
 
 
 def simplify_algebra(closed: ClosedJaxpr) -> ClosedJaxpr:
@@ -101,69 +191,12 @@ def simplify_algebra(closed: ClosedJaxpr) -> ClosedJaxpr:
 
     Local identities that transposition and differentiation leave behind:
     ``x * 1 -> x``, ``x + 0 -> x``, ``neg(neg x) -> x`` and
-    ``neg(mul(neg a, b)) -> mul(a, b)`` (when the inner values have no other use).
-    Unused equations are removed; rewriting repeats until nothing changes.
+    ``neg(mul(neg a, b)) -> mul(a, b)`` (when the inner values have no other use); for
+    idempotent primitives ``f(f(x)) -> f(x)`` and ``f(x, x) -> x``; and each primitive's
+    ``canonicalize_rules`` hook. Unused equations are removed; rewriting repeats until
+    nothing changes.
     """
-    current = dce(closed)
-    while True:
-        simplified = _simplify_once(current)
-        if len(simplified.jaxpr.eqns) == len(current.jaxpr.eqns):
-            return verified(simplified)
-        current = simplified
-
-
-def _simplify_once(closed: ClosedJaxpr) -> ClosedJaxpr:
-    jaxpr = closed.jaxpr
-    uses: dict[int, int] = {}
-    for eqn in jaxpr.eqns:
-        for a in eqn.invars:
-            if type(a) is Var:
-                uses[id(a)] = uses.get(id(a), 0) + 1
-    for a in jaxpr.outvars:
-        if type(a) is Var:
-            uses[id(a)] = uses.get(id(a), 0) + 2  # outputs are never folded away
-
-    defs: dict[int, JaxprEqn] = {}
-    subst: dict[int, Atom] = {}
-    eqns: list[JaxprEqn] = []
-
-    def single_use_def(a: Atom, name: str) -> JaxprEqn | None:
-        if type(a) is not Var or uses.get(id(a), 0) != 1:
-            return None
-        d = defs.get(id(a))
-        return d if d is not None and d.primitive.name == name else None
-
-    for eqn in jaxpr.eqns:
-        eqn = _renamed(eqn, subst)
-        name = eqn.primitive.name
-        out = eqn.outvars[0] if len(eqn.outvars) == 1 else None
-        if out is not None and name in ("mul", "add", "sub"):
-            x, y = eqn.invars
-            unit = 1.0 if name == "mul" else 0.0
-            if _is_literal(y, unit) and x.aval == out.aval:
-                subst[id(out)] = x
-                continue
-            if name != "sub" and _is_literal(x, unit) and y.aval == out.aval:
-                subst[id(out)] = y
-                continue
-        if out is not None and name == "neg":
-            (x,) = eqn.invars
-            inner = single_use_def(x, "neg")
-            if inner is not None:
-                subst[id(out)] = inner.invars[0]
-                continue
-            prod = single_use_def(x, "mul")
-            if prod is not None:
-                a, b = prod.invars
-                neg_a, neg_b = single_use_def(a, "neg"), single_use_def(b, "neg")
-                if neg_a is not None:
-                    eqn = prod.replace(invars=(neg_a.invars[0], b), outvars=eqn.outvars)
-                elif neg_b is not None:
-                    eqn = prod.replace(invars=(a, neg_b.invars[0]), outvars=eqn.outvars)
-        for v in eqn.outvars:
-            defs[id(v)] = eqn
-        eqns.append(eqn)
-    return dce(ClosedJaxpr(_rebuild(jaxpr, eqns, subst), closed.consts))
+    return rewrite(closed, _simplify_patterns(), dce=True)
 
 
 def inline_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
@@ -233,11 +266,9 @@ def dce(closed: ClosedJaxpr) -> ClosedJaxpr:
     """dce : (a -> b) -> (a -> b)
 
     Dead-code elimination that keeps the signature (every input and output), so it
-    composes in pipelines; ``dce_jaxpr`` is the variant that also prunes inputs.
+    composes in pipelines, in every nested jaxpr too; ``dce_jaxpr`` is the variant that also
+    prunes inputs.
     """
-    jaxpr, _ = dce_jaxpr_open(closed.jaxpr, [True] * len(closed.jaxpr.outvars), prune_inputs=False)
-    keep = {id(v) for v in jaxpr.constvars}
-    consts = tuple(c for v, c in zip(closed.jaxpr.constvars, closed.consts) if id(v) in keep)
-    return verified(ClosedJaxpr(jaxpr, consts))
+    return rewrite(closed, (), dce=True)
 
 
