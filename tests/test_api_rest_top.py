@@ -75,3 +75,21 @@ def test_default_matmul_precision_matches_jax() -> None:
     with pytest.raises(ValueError, match="new enum value must be None or in"):
         with fcore.default_matmul_precision("bogus"):
             pass
+
+
+def test_jit_traces_again_under_another_matmul_precision() -> None:
+    traces: list[int] = []
+
+    def f(a: Any) -> Any:
+        traces.append(1)
+        return a @ a
+
+    jf = fcore.jit(f)
+    x = np.ones((2, 2), np.float32)
+    jf(x)
+    jf(x)
+    with fcore.default_matmul_precision("highest"):
+        jf(x)
+        jf(x)
+    jf(x)
+    assert len(traces) == 2  # once per setting, each cached

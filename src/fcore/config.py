@@ -79,6 +79,12 @@ def default_matmul_precision_value() -> str | None:
     return _matmul_precision.get(_globals.matmul_precision)
 
 
+def trace_context() -> tuple[bool, str | None]:
+    """The settings a traced program depends on (JAX's trace context): a function jitted under
+    other settings is traced again."""
+    return _x64.get(_globals.x64), _matmul_precision.get(_globals.matmul_precision)
+
+
 #: The values ``default_matmul_precision`` takes, as JAX's (its DotAlgorithmPreset names aside).
 MATMUL_PRECISIONS = ("default", "high", "highest", "bfloat16", "tensorfloat32", "float32")
 

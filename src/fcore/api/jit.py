@@ -26,7 +26,7 @@ from fcore.api.jit_args import ArgSpec, CallArgs, dynamic_leaf_info, resolve_arg
 from fcore.api.staging import ShapeDtypeStruct, abstractify, fun_name
 from fcore.api.stages import Lowered, Specialization, Traced
 from fcore.backend import runtime
-from fcore.config import jit_disabled, x64_enabled
+from fcore.config import jit_disabled, trace_context
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import EVAL_TRACE, to_numpy_arg
 from fcore.interpreters.stack import CURRENT_TRACE, current_trace
@@ -72,8 +72,10 @@ class _TraceCache:
 
 #: A fast-path candidate: the flat argument avals (compared as a list, which compares
 #: element by element and identical objects without a Python call: avals are interned, so
-#: a hit costs one C loop), the x64 mode, and the specialization.
-_FastEntry = tuple[list[ShapedArray], bool, Specialization]
+#: a hit costs one C loop), the settings traced under (``trace_context()``), and the specialization.
+_FastEntry = tuple[list[ShapedArray], tuple[bool, str | None], Specialization]
+
+
 #: Fast-path candidates kept per argument tree (most recent first), and trees per function.
 _FAST_PER_TREE = 8
 _FAST_TREES = 64
@@ -153,7 +155,7 @@ class Jitted(Generic[P, R]):
                 self._raise_argument_error(flat, call or CallArgs(args, kwargs, {}, {}, ()))
             flat = [x for x in flat if not is_float0(x)]
             avals = tuple([abstractify(x) for x in flat])
-        key = (in_tree, avals, static_key, x64_enabled(), float0_in)
+        key = (in_tree, avals, static_key, trace_context(), float0_in)
         entry = self._cache.get(key)
         if entry is None:  # a failed trace raises here and caches nothing
             entry = self._trace(avals, in_tree, call or CallArgs(args, kwargs, {}, {}, ()), float0_in)
@@ -257,9 +259,9 @@ class Jitted(Generic[P, R]):
                 except AttributeError:
                     candidates = None
             if candidates is not None:
-                x64 = x64_enabled()
-                for c_avals, c_x64, entry in candidates:
-                    if c_x64 is x64 and c_avals == avals:
+                settings = trace_context()
+                for c_avals, c_settings, entry in candidates:
+                    if c_settings == settings and c_avals == avals:
                         launch = entry.launch
                         if launch is None:
                             break
@@ -324,9 +326,9 @@ class Jitted(Generic[P, R]):
             if len(fast) >= _FAST_TREES:
                 fast.clear()
             candidates = fast[key] = []
-        x64 = x64_enabled()
-        candidates[:] = [c for c in candidates if not (c[1] is x64 and c[0] == avals)]  # a stale one
-        candidates.insert(0, (avals, x64, entry))
+        settings = trace_context()
+        candidates[:] = [c for c in candidates if not (c[1] == settings and c[0] == avals)]  # a stale one
+        candidates.insert(0, (avals, settings, entry))
         del candidates[_FAST_PER_TREE:]
 
     def _spmd_launch(self, entry: Specialization, args: tuple[Any, ...], flat: Sequence[Any]) -> SpmdLaunch | None:
