@@ -249,7 +249,7 @@ def compile_spmd(text: str, devices: tuple[Device, ...]) -> SpmdExecutable:
     build.use_shardy_partitioner = True
     opts.device_assignment = xc.DeviceAssignment.create(np.asarray([[d.id for d in devices]]))
     try:
-        exe = client.compile_and_load(text, xc.DeviceList(devices), opts)
+        exe = runtime.run_to_completion(client.compile_and_load, text, xc.DeviceList(devices), opts)
     except XlaRuntimeError as e:
         raise XlaCompileError(str(e)) from e
     return SpmdExecutable(exe, devices)
