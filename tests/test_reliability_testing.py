@@ -16,7 +16,7 @@ import fcore
 from fcore import testing
 from fcore.ir.core import ClosedJaxpr
 
-EXAMPLES = int(os.environ.get("FCORE_FUZZ_EXAMPLES", "12"))
+EXAMPLES = int(os.environ.get("FCORE_FUZZ_EXAMPLES", "6"))
 
 
 @seed(23)
