@@ -38,20 +38,25 @@ class Op:
         return len(self.kinds)
 
 
+def _if_array(lib: Any, x: Any, fn: Fn) -> Any:
+    """``fn(x)`` for an array of rank >= 1; a rank-0 value (or Python scalar) as an array."""
+    return fn(x) if lib.numpy.ndim(x) else lib.numpy.asarray(x)
+
+
 def _sum_last(m: Any, x: Any) -> Any:
-    return m.sum(x, axis=-1, keepdims=True) if m.ndim(x) else x
+    return m.sum(x, axis=-1, keepdims=True) if m.ndim(x) else m.asarray(x)
 
 
 def _take_rows(m: Any, x: Any) -> Any:
-    return x[np.array([0, -1, 0])] if m.ndim(x) else x
+    return x[np.array([0, -1, 0])] if m.ndim(x) else m.asarray(x)
 
 
 def _einsum_self(m: Any, x: Any, y: Any) -> Any:
-    return m.einsum("...i,...i->...", x, y) if m.ndim(x) and m.ndim(y) else x * y
+    return m.einsum("...i,...i->...", x, y) if m.ndim(x) and m.ndim(y) else m.multiply(x, y)
 
 
 def _matmul_t(m: Any, x: Any) -> Any:
-    return x @ m.swapaxes(x, -1, -2) if m.ndim(x) >= 2 else x
+    return x @ m.swapaxes(x, -1, -2) if m.ndim(x) >= 2 else m.asarray(x)
 
 
 OPS: tuple[Op, ...] = (
@@ -74,16 +79,16 @@ OPS: tuple[Op, ...] = (
     Op("lax_sub", (NUMBERS, NUMBERS), lambda lib, x, y: lib.lax.sub(x, y), linear=True),
     Op("scale_weak_float", (FLOAT,), lambda lib, x: 0.5 * x, linear=True),
     Op("sum_keepdims", (NUMBERS,), lambda lib, x: _sum_last(lib.numpy, x), linear=True),
-    Op("mean_axis0", (FLOAT,), lambda lib, x: lib.numpy.mean(x, axis=0) if lib.numpy.ndim(x) else x, linear=True),
+    Op("mean_axis0", (FLOAT,), lambda lib, x: _if_array(lib, x, lambda v: lib.numpy.mean(v, axis=0)), linear=True),
     Op("transpose", (NUMBERS + BOOL,), lambda lib, x: lib.numpy.transpose(x), linear=True),
-    Op("reverse", (NUMBERS + BOOL,), lambda lib, x: x[..., ::-1] if lib.numpy.ndim(x) else x, linear=True),
+    Op("reverse", (NUMBERS + BOOL,), lambda lib, x: _if_array(lib, x, lambda v: v[..., ::-1]), linear=True),
     Op("ravel", (NUMBERS + BOOL,), lambda lib, x: lib.numpy.ravel(x), linear=True),
     Op("take_rows", (NUMBERS + BOOL,), lambda lib, x: _take_rows(lib.numpy, x), linear=True),
-    Op("slice_first", (NUMBERS + BOOL,), lambda lib, x: x[..., :1] if lib.numpy.ndim(x) else x, linear=True),
+    Op("slice_first", (NUMBERS + BOOL,), lambda lib, x: _if_array(lib, x, lambda v: v[..., :1]), linear=True),
     Op("expand_dims", (NUMBERS + BOOL,), lambda lib, x: x[None], linear=True),
     Op("lax_reduce_sum", (NUMBERS,), lambda lib, x: lib.lax.reduce_sum(x, tuple(range(lib.numpy.ndim(x)))),
        linear=True),
-    Op("cumsum", (NUMBERS,), lambda lib, x: lib.numpy.cumsum(x, axis=-1) if lib.numpy.ndim(x) else x, linear=True),
+    Op("cumsum", (NUMBERS,), lambda lib, x: _if_array(lib, x, lambda v: lib.numpy.cumsum(v, axis=-1)), linear=True),
     # bilinear / nonlinear numeric
     Op("multiply", (NUMBERS, NUMBERS), lambda lib, x, y: x * y),
     Op("lax_mul", (NUMBERS, NUMBERS), lambda lib, x, y: lib.lax.mul(x, y)),
@@ -91,7 +96,7 @@ OPS: tuple[Op, ...] = (
     Op("lax_min", (NUMBERS, NUMBERS), lambda lib, x, y: lib.lax.min(x, y)),
     Op("einsum_dot", (NUMBERS, NUMBERS), lambda lib, x, y: _einsum_self(lib.numpy, x, y)),
     Op("matmul_t", (NUMBERS,), lambda lib, x: _matmul_t(lib.numpy, x)),
-    Op("max_reduce", (NUMBERS,), lambda lib, x: lib.numpy.max(x, axis=-1) if lib.numpy.ndim(x) else x),
+    Op("max_reduce", (NUMBERS,), lambda lib, x: _if_array(lib, x, lambda v: lib.numpy.max(v, axis=-1))),
     Op("add_weak_int", (NUMBERS,), lambda lib, x: x + 2),
     Op("mul_weak_int", (NUMBERS,), lambda lib, x: 3 * x),
     Op("square", (NUMBERS,), lambda lib, x: lib.numpy.square(x)),
@@ -109,12 +114,12 @@ OPS: tuple[Op, ...] = (
     Op("shift_right_small", (INTS,), lambda lib, x: x >> 1),
     Op("lax_shift_left", (INTS, INTS), lambda lib, x, y: lib.lax.shift_left(x, y)),
     Op("sign", (NUMBERS,), lambda lib, x: lib.numpy.sign(x)),
-    Op("argmax", (NUMBERS,), lambda lib, x: lib.numpy.argmax(x, axis=-1) if lib.numpy.ndim(x) else x),
+    Op("argmax", (NUMBERS,), lambda lib, x: _if_array(lib, x, lambda v: lib.numpy.argmax(v, axis=-1))),
     # comparisons and bool (integer and bool operands only: float comparisons flip on rounding)
     Op("less", (INTS + BOOL, INTS + BOOL), lambda lib, x, y: x < y),
     Op("equal", (INTS + BOOL, INTS + BOOL), lambda lib, x, y: lib.numpy.equal(x, y)),
     Op("logical_not", (BOOL,), lambda lib, x: lib.numpy.logical_not(x)),
-    Op("any", (BOOL,), lambda lib, x: lib.numpy.any(x, axis=-1) if lib.numpy.ndim(x) else x),
+    Op("any", (BOOL,), lambda lib, x: _if_array(lib, x, lambda v: lib.numpy.any(v, axis=-1))),
     Op("where", (BOOL, NUMBERS + BOOL, NUMBERS + BOOL), lambda lib, c, x, y: lib.numpy.where(c, x, y)),
     Op("lax_select", (BOOL, NUMBERS + BOOL, NUMBERS + BOOL), lambda lib, c, x, y: lib.lax.select(c, x, y)),
     # conversions (exact directions only)

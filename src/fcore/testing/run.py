@@ -1,7 +1,7 @@
 """The long differential run: ``python -m fcore.testing.run --programs 10000 [--seed 0]``.
 
 Draws programs from ``fcore.testing.programs()`` and compares fcore with jax (which must be
-installed) in every mode; prints each disagreement (program, mode, error) as it is found, and a summary.
+installed) in every mode; prints each disagreement (program, mode, error) as it is found, and a summary; the intended\ndifferences of docs/testing.md (``KNOWN``) are counted apart.
 Exit status 1 when any program disagreed.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 import time
 from collections import Counter
@@ -18,6 +19,14 @@ from hypothesis import HealthCheck, given, seed, settings
 
 from fcore.testing.checks import MODES, check_against
 from fcore.testing.programs import Program, programs
+
+
+#: The intended differences of docs/testing.md, by the message they give: counted, not failures.
+KNOWN: dict[str, re.Pattern[str]] = {
+    "lax op with a Python scalar (fcore: the other operand's dtype; jax: TypeError)": re.compile(
+        r"fcore gave .*the reference TypeError\('lax\.\w+ requires arguments to have the same dtypes"
+    ),
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -31,6 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     modes = opts.modes.split(",")
     failures: list[tuple[str, str]] = []
     ops_seen: Counter[str] = Counter()
+    known: Counter[str] = Counter()
     count = 0
     start = time.perf_counter()
 
@@ -47,6 +57,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 check_against(program.function(__import__("fcore")), program.function(jax), jax,
                               program.inputs, modes=(mode,), rtol=2e-4, atol=2e-4)
             except Exception as e:  # a disagreement, or an error only one side raised
+                known_as = next((k for k, pattern in KNOWN.items() if pattern.search(str(e))), None)
+                if known_as is not None:
+                    known[known_as] += 1
+                    continue
                 failures.append((mode, f"{program}\n    {type(e).__name__}: {str(e).strip()[:400]}"))
                 print(f"[{mode}] {failures[-1][1]}", flush=True)
         if count % 100 == 0:
@@ -56,6 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     by_mode = Counter(mode for mode, _ in failures)
     print(f"{count} programs x {len(modes)} modes in {time.perf_counter() - start:.0f} s: "
           f"{len(failures)} disagreements {dict(by_mode)}; ops used {len(ops_seen)}")
+    for what, n in known.items():
+        print(f"known difference, {n} (program, mode) pairs: {what}")
     return 1 if failures else 0
 
 
