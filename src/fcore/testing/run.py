@@ -24,7 +24,8 @@ from fcore.testing.programs import Program, programs
 #: The intended differences of docs/testing.md, by the message they give: counted, not failures.
 KNOWN: dict[str, re.Pattern[str]] = {
     "lax op with a Python scalar (fcore: the other operand's dtype; jax: TypeError)": re.compile(
-        r"fcore gave .*the reference TypeError\('lax\.\w+ requires arguments to have the same dtypes"
+        r"fcore gave .*the reference TypeError\('lax\.\w+ requires arguments to have the same dtypes",
+        re.DOTALL,
     ),
 }
 
