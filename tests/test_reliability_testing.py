@@ -1,6 +1,6 @@
 """``fcore.testing`` (issue 23, part 2): random well-typed programs agree with JAX in every
 mode, and satisfy the reference-free invariants. A fixed seed and few examples here; run
-more with ``FCORE_FUZZ_EXAMPLES`` (docs/guide.md, "Bad input")."""
+more with ``FCORE_FUZZ_EXAMPLES`` (docs/testing.md)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import fcore
 from fcore import testing
 from fcore.ir.core import ClosedJaxpr
 
-EXAMPLES = int(os.environ.get("FCORE_FUZZ_EXAMPLES", "12"))
+EXAMPLES = int(os.environ.get("FCORE_FUZZ_EXAMPLES", "6"))
 
 
 @seed(23)

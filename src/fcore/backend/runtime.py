@@ -19,7 +19,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Final, TypeAlias
+from typing import Any, ClassVar, Final, TypeAlias, TypeVar
 
 import jaxlib
 import numpy as np
@@ -601,6 +601,44 @@ class Executable:
         return self._exe.serialize()
 
 
+_T = TypeVar("_T")
+
+
+def run_to_completion(fn: Callable[..., _T], *args: object) -> _T:
+    """``fn(*args)`` on a helper thread when called from the main thread, so that a
+    ``KeyboardInterrupt`` (any Python signal handler's exception) cannot cut it short.
+
+    jaxlib's ``compile_and_load`` waits for the compile with signal checks: on a pending
+    signal it returns early and frees the parsed MLIR module while its thread pool is still
+    compiling it, and the process dies with SIGSEGV later (issue 23, class 7). Signals are
+    checked on the main thread only; there the interrupt now lands in ``join`` and propagates
+    at once, while the helper finishes the call with its own references and drops the result.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return fn(*args)
+    outcome: list[tuple[bool, Any]] = []
+    finished = threading.Event()
+
+    def work() -> None:
+        try:
+            outcome.append((True, fn(*args)))
+        except BaseException as e:  # handed to the caller below
+            outcome.append((False, e))
+        finally:
+            finished.set()
+
+    # Waits on an event, not ``join``: an interrupted ``join`` marks the thread finished (so
+    # interpreter exit would not wait for it); in slices, as ``_thread.interrupt_main`` sends
+    # no signal that would wake the wait.
+    threading.Thread(target=work, name="fcore-compile").start()
+    while not finished.wait(0.05):
+        pass
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
+
+
 def compile(
     mlir_module_text: str | bytes,
     out_avals: Sequence[AvalSpec],
@@ -627,7 +665,7 @@ def compile(
 
 def _compile_exe(client: xc.Client, program: str | bytes, dev: Device) -> xc.LoadedExecutable:
     try:
-        return client.compile_and_load(program, xc.DeviceList((dev,)), xc.CompileOptions())
+        return run_to_completion(client.compile_and_load, program, xc.DeviceList((dev,)), xc.CompileOptions())
     except XlaRuntimeError as e:
         raise XlaCompileError(str(e)) from e
 
@@ -675,7 +713,9 @@ def _compile_with_callbacks(
     text, callables = host_callback.prepare(text, dev.platform)
     try:
         module = parse_module(text)
-        exe = client.compile_and_load(module, xc.DeviceList((dev,)), xc.CompileOptions(), callables)
+        exe = run_to_completion(
+            client.compile_and_load, module, xc.DeviceList((dev,)), xc.CompileOptions(), callables
+        )
     except (XlaRuntimeError, ValueError) as e:
         raise XlaCompileError(str(e)) from e
     return Executable(exe, out_avals, dev, num_args, host_callbacks=True)

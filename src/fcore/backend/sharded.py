@@ -254,9 +254,11 @@ def compile_spmd(text: str, devices: tuple[Device, ...]) -> SpmdExecutable:
             from fcore.backend.lowering import parse_module
 
             text, callables = host_callback.prepare(text, devices[0].platform)
-            exe = client.compile_and_load(parse_module(text), xc.DeviceList(devices), opts, callables)
+            exe = runtime.run_to_completion(
+                client.compile_and_load, parse_module(text), xc.DeviceList(devices), opts, callables
+            )
         else:
-            exe = client.compile_and_load(text, xc.DeviceList(devices), opts)
+            exe = runtime.run_to_completion(client.compile_and_load, text, xc.DeviceList(devices), opts)
     except (XlaRuntimeError, ValueError) as e:
         raise XlaCompileError(str(e)) from e
     return SpmdExecutable(exe, devices, callbacks)
