@@ -33,6 +33,32 @@ class UndefinedPrimal:
 Tangent: TypeAlias = Union[Array, Zero]
 
 
+#: One ``Zero`` / ``UndefinedPrimal`` per aval: they are immutable, and the per-operation
+#: paths (a constant operand under ``jvp``, a linear operand under transposition) make many.
+_zeros: dict[ShapedArray, Zero] = {}
+_undefined: dict[ShapedArray, UndefinedPrimal] = {}
+
+
+def zero_of(aval: ShapedArray) -> Zero:
+    """``Zero(aval)``, shared."""
+    z = _zeros.get(aval)
+    if z is None:
+        if len(_zeros) > 4096:
+            _zeros.clear()
+        z = _zeros[aval] = Zero(aval)
+    return z
+
+
+def undefined_of(aval: ShapedArray) -> UndefinedPrimal:
+    """``UndefinedPrimal(aval)``, shared."""
+    u = _undefined.get(aval)
+    if u is None:
+        if len(_undefined) > 4096:
+            _undefined.clear()
+        u = _undefined[aval] = UndefinedPrimal(aval)
+    return u
+
+
 def is_undefined(x: object) -> bool:
     return type(x) is UndefinedPrimal
 

@@ -42,14 +42,16 @@ def linearize_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any], de
     parent = current_trace()
     pe = PartialEvalTrace(parent, description)
     jvp = JVPTrace(parent, description, rule_trace=pe)
-    tangents: list[Any] = []
+    tracers: list[JVPTracer] = []
     for p in primals:
         aval = get_aval(p)
         t = pe.new_arg(aval)
-        tangents.append(t if has_tangent(aval) else Zero(aval))
+        tracer = JVPTracer(jvp, p, t if has_tangent(aval) else Zero(aval))
+        tracer._aval = aval
+        tracers.append(tracer)
     try:
         with trace_scope(jvp), transform_name_stack("jvp"):
-            outs = fun(*[JVPTracer(jvp, p, t) for p, t in zip(primals, tangents)])
+            outs = fun(*tracers)
             pairs = [jvp.unpack(o) for o in outs]
         with set_current_trace(pe):
             tangent_outs = [ad_util.instantiate(t) for _, t in pairs]

@@ -26,9 +26,10 @@ from fcore.interpreters.eval import EvalTrace
 from fcore.interpreters.eval_jaxpr import eval_jaxpr
 from fcore.interpreters.stack import bind_with_trace, set_current_trace
 from fcore.interpreters.staging import StagingTrace, StagingTracer
-from fcore.interpreters.trace import Trace, equation_source
+from fcore.interpreters.trace import Trace, current_source_info, equation_source
+from fcore.ir.avals import ShapedArray
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, new_eqn
-from fcore.ir.params import ParamValue
+from fcore.ir.params import EMPTY_PARAMS, Params, ParamValue
 from fcore.ir.primitive import P, Primitive
 from fcore.ir.rules import RuleTable
 from fcore.transforms.util import bools, verified
@@ -50,6 +51,7 @@ class PartialEvalRules(RuleTable["PartialEvalRule[...]"]):
 
 
 partial_eval_rules = PartialEvalRules("Partial evaluation")
+_partial_eval_rule = partial_eval_rules.get
 
 
 class PartialEvalTrace(StagingTrace):
@@ -75,8 +77,10 @@ class PartialEvalTrace(StagingTrace):
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:
         # An unknown is one of this trace's own tracers.
-        unknowns = [type(a) is StagingTracer and a._trace is self for a in args]
-        if True not in unknowns:
+        for a in args:
+            if type(a) is StagingTracer and a._trace is self:
+                break
+        else:
             parent = self.parent
             if type(parent) is EvalTrace:
                 # Known work computed now. The eager trace hands any nested bind of an impl
@@ -84,9 +88,10 @@ class PartialEvalTrace(StagingTrace):
                 # again: making it current first would only cost time.
                 return parent.process_primitive(prim, args, params)
             return bind_with_trace(parent, prim, args, params)
-        rule = partial_eval_rules.get(prim)
+        rule = _partial_eval_rule(prim)
         if rule is None:
-            return super().process_primitive(prim, args, params)
+            return self._stage(prim, args, params)
+        unknowns = [type(a) is StagingTracer and a._trace is self for a in args]
         known_params, unknown_params, out_unknowns, num_res = rule(unknowns, **params)
         known_args = [a for a, u in zip(args, unknowns) if not u]
         unknown_args = [a for a, u in zip(args, unknowns) if u]
@@ -106,6 +111,34 @@ class PartialEvalTrace(StagingTrace):
         n_known = len(known) - num_res
         known_it, staged_it = iter(known[:n_known]), iter(staged)
         return [next(staged_it) if u else next(known_it) for u in out_unknowns]
+
+    def _stage(self, prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:
+        """Stage one equation: ``StagingTrace.process_primitive`` with this trace's operands
+        (its own tracers, residuals as constvars) read inline, the per-op path of ``linearize``."""
+        rule = prim.abstract_eval_rule
+        if prim.multiple_results or rule is None or not self.alive:
+            return super().process_primitive(prim, args, params)
+        invars = []
+        for a in args:
+            if type(a) is StagingTracer and a._trace is self:
+                invars.append(a.atom)
+            elif type(a) is ArrayImpl and not a._weak:
+                invars.append(self.lift_const(a))
+            else:
+                invars.append(self.to_atom(a))
+        if len(invars) == 2:
+            aval = rule(invars[0].aval, invars[1].aval, **params)
+        elif len(invars) == 1:
+            aval = rule(invars[0].aval, **params)
+        else:
+            aval = rule(*[a.aval for a in invars], **params)
+        if type(aval) is not ShapedArray:
+            return super().process_primitive(prim, args, params)
+        out = Var(aval)
+        self.eqns.append(
+            JaxprEqn(prim, tuple(invars), (out,), Params(params) if params else EMPTY_PARAMS, current_source_info())
+        )
+        return StagingTracer(self, out)
 
     def _stage_closed(self, closed: ClosedJaxpr, args: Sequence[Any]) -> list[Any]:
         """Stage every equation of ``closed`` (no further splitting); returns its outputs."""
