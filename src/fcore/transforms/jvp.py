@@ -25,6 +25,7 @@ from fcore.interpreters.trace import (
     transform_name_stack,
 )
 from fcore.ir.avals import ShapedArray
+from fcore.ir.dtypes import is_inexact
 from fcore.ir.core import ClosedJaxpr, Literal
 from fcore.ir.params import ParamValue
 from fcore.ir.primitive import P, Primitive
@@ -62,6 +63,7 @@ class JvpRules(RuleTable["SymbolicZerosJvpRule[...]"]):
         store = super().register(prim)
 
         def define(rule: Callable[..., tuple[Any, Any]]) -> Callable[..., tuple[Any, Any]]:
+            _self_contained.discard(prim)  # the def* helpers mark their own rules again
             if symbolic_zeros:
                 store(rule)
                 return rule
@@ -140,8 +142,10 @@ def defjvp(prim: Primitive, *fns: TangentFn | None) -> None:
     def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
         out = CURRENT_TRACE.get().process_primitive(prim, primals, params)  # bind, without repacking
         terms = [fn(t, *primals, **params) for fn, t in zip(fns, tangents) if fn is not None and type(t) is not Zero]
-        if len(terms) == 1 and len(primals) == 1:
-            return out, terms[0]
+        if len(terms) == 1:  # ``sum_tangent_terms`` of one term that needs no broadcast, inline
+            t = terms[0]
+            if len(primals) == 1 or type(t) is Zero or get_aval(t).shape == get_aval(out).shape:
+                return out, t
         return out, sum_tangent_terms(out, terms, len(primals))
 
     jvp_rules.register(prim, symbolic_zeros=True)(rule)
@@ -225,8 +229,11 @@ class JVPTrace(Trace):
         super().__init__(description)
         self.parent = parent
         self.rule_trace = parent if rule_trace is None else rule_trace
-        #: Whether the rules' binds become equations (``linearize``; ``jvp`` under staging).
-        self.stages_rules = isinstance(self.rule_trace, StagingTrace)
+        #: Whether the rules' binds become equations that record source info (``linearize``;
+        #: ``jvp`` under staging).
+        self.stages_rules = isinstance(self.rule_trace, StagingTrace) and getattr(
+            self.rule_trace, "record_source_info", True
+        )
 
     def unpack(self, x: Any) -> tuple[Any, Any]:
         if type(x) is JVPTracer and x._trace is self:
@@ -270,7 +277,7 @@ class JVPTrace(Trace):
             CURRENT_TRACE.reset(token)
         # ``call_jvp_rule``'s single-result case, inline.
         aval = get_aval(out)
-        if tout is None or not has_tangent(aval):
+        if tout is None or not is_inexact(aval.dtype):  # ``has_tangent``, inline
             tout = Zero(aval)
         tracer = JVPTracer(self, out, tout)
         tracer._aval = aval

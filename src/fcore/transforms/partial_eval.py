@@ -59,11 +59,14 @@ class PartialEvalTrace(StagingTrace):
     else is handed to ``parent`` and so computed now. Known values used by staged
     equations become constvars of the staged jaxpr: the residuals."""
 
-    __slots__ = ("parent",)
+    __slots__ = ("parent", "record_source_info")
 
     def __init__(self, parent: Trace, description: str) -> None:
         super().__init__(description)
         self.parent = parent
+        #: False where nothing will read a parameterless equation's source info (``linearize_flat``'s
+        #: ``transient``): those are staged without it.
+        self.record_source_info = True
 
     def to_atom(self, x: object) -> Atom:
         if type(x) is StagingTracer and x._trace is self:
@@ -135,9 +138,11 @@ class PartialEvalTrace(StagingTrace):
         if type(aval) is not ShapedArray:
             return super().process_primitive(prim, args, params)
         out = Var(aval)
-        self.eqns.append(
-            JaxprEqn(prim, tuple(invars), (out,), Params(params) if params else EMPTY_PARAMS, current_source_info())
-        )
+        if params:
+            self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), Params(params), current_source_info()))
+        else:
+            info = current_source_info() if self.record_source_info else None
+            self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), EMPTY_PARAMS, info))
         return StagingTracer(self, out)
 
     def _stage_closed(self, closed: ClosedJaxpr, args: Sequence[Any]) -> list[Any]:

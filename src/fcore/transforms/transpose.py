@@ -109,12 +109,17 @@ def _backward_pass(
             if all(c is None for c in eqn_cts):
                 continue
             cts_out = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, eqn_cts)]
-        invals = [undefined_of(a.aval) if id(a) in lin_ids else read(a) for a in eqn.invars]
         prim = eqn.primitive
         if eager and eqn.params is EMPTY_PARAMS and not prim.multiple_results:
             # Evaluated now, staging nothing: the equation's source info would go unread.
             rule = _transpose_rule(prim)
             if rule is not None:
+                invals: list[Any] = []
+                for a in eqn.invars:  # as below, without a comprehension's frame
+                    if id(a) in lin_ids:
+                        invals.append(undefined_of(a.aval))
+                    else:
+                        invals.append(literal_value(a) if type(a) is Literal else env[id(a)])
                 ct = cts_out[0]
                 cts_in = rule(ct if type(ct) is not Zero else ad_util.instantiate(ct), *invals)
                 for a, ct in zip(eqn.invars, cts_in):  # ``add_ct``, inline
@@ -122,6 +127,7 @@ def _backward_pass(
                         prev = ct_env.get(id(a))
                         ct_env[id(a)] = ct if prev is None else add_tangents(prev, ct)
                 continue
+        invals = [undefined_of(a.aval) if id(a) in lin_ids else read(a) for a in eqn.invars]
         with equation_source(eqn):
             cts_in = call_transpose_rule(prim, cts_out, invals, eqn.params.as_dict() if eqn.params else {})
         for a, ct in zip(eqn.invars, cts_in):
