@@ -141,7 +141,10 @@ def defjvp(prim: Primitive, *fns: TangentFn | None) -> None:
 
     def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
         out = CURRENT_TRACE.get().process_primitive(prim, primals, params)  # bind, without repacking
-        terms = [fn(t, *primals, **params) for fn, t in zip(fns, tangents) if fn is not None and type(t) is not Zero]
+        terms = []
+        for fn, t in zip(fns, tangents):  # a loop, not a comprehension: one frame less per operation
+            if fn is not None and type(t) is not Zero:
+                terms.append(fn(t, *primals, **params))
         if len(terms) == 1:  # ``sum_tangent_terms`` of one term that needs no broadcast, inline
             t = terms[0]
             if len(primals) == 1 or type(t) is Zero or get_aval(t).shape == get_aval(out).shape:
@@ -157,9 +160,10 @@ def defjvp_with_output(prim: Primitive, *fns: TangentFn | None) -> None:
 
     def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
         out = CURRENT_TRACE.get().process_primitive(prim, primals, params)  # bind, without repacking
-        terms = [
-            fn(t, out, *primals, **params) for fn, t in zip(fns, tangents) if fn is not None and type(t) is not Zero
-        ]
+        terms = []
+        for fn, t in zip(fns, tangents):
+            if fn is not None and type(t) is not Zero:
+                terms.append(fn(t, out, *primals, **params))
         if len(terms) == 1 and len(primals) == 1:
             return out, terms[0]
         return out, sum_tangent_terms(out, terms, len(primals))

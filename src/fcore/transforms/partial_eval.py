@@ -93,7 +93,34 @@ class PartialEvalTrace(StagingTrace):
             return bind_with_trace(parent, prim, args, params)
         rule = _partial_eval_rule(prim)
         if rule is None:
-            return self._stage(prim, args, params)
+            abstract_eval = prim.abstract_eval_rule
+            if prim.multiple_results or abstract_eval is None or not self.alive:
+                return super().process_primitive(prim, args, params)
+            # ``StagingTrace.process_primitive``'s single-result case, with this trace's operands
+            # (its own tracers, residuals as constvars) read inline: the per-op path of ``linearize``.
+            invars = []
+            for a in args:
+                if type(a) is StagingTracer and a._trace is self:
+                    invars.append(a.atom)
+                elif type(a) is ArrayImpl and not a._weak:
+                    invars.append(self.lift_const(a))
+                else:
+                    invars.append(self.to_atom(a))
+            if len(invars) == 2:
+                aval = abstract_eval(invars[0].aval, invars[1].aval, **params)
+            elif len(invars) == 1:
+                aval = abstract_eval(invars[0].aval, **params)
+            else:
+                aval = abstract_eval(*[a.aval for a in invars], **params)
+            if type(aval) is not ShapedArray:
+                return super().process_primitive(prim, args, params)
+            out = Var(aval)
+            if params:
+                self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), Params(params), current_source_info()))
+            else:
+                info = current_source_info() if self.record_source_info else None
+                self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), EMPTY_PARAMS, info))
+            return StagingTracer(self, out)
         unknowns = [type(a) is StagingTracer and a._trace is self for a in args]
         known_params, unknown_params, out_unknowns, num_res = rule(unknowns, **params)
         known_args = [a for a, u in zip(args, unknowns) if not u]
@@ -114,36 +141,6 @@ class PartialEvalTrace(StagingTrace):
         n_known = len(known) - num_res
         known_it, staged_it = iter(known[:n_known]), iter(staged)
         return [next(staged_it) if u else next(known_it) for u in out_unknowns]
-
-    def _stage(self, prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:
-        """Stage one equation: ``StagingTrace.process_primitive`` with this trace's operands
-        (its own tracers, residuals as constvars) read inline, the per-op path of ``linearize``."""
-        rule = prim.abstract_eval_rule
-        if prim.multiple_results or rule is None or not self.alive:
-            return super().process_primitive(prim, args, params)
-        invars = []
-        for a in args:
-            if type(a) is StagingTracer and a._trace is self:
-                invars.append(a.atom)
-            elif type(a) is ArrayImpl and not a._weak:
-                invars.append(self.lift_const(a))
-            else:
-                invars.append(self.to_atom(a))
-        if len(invars) == 2:
-            aval = rule(invars[0].aval, invars[1].aval, **params)
-        elif len(invars) == 1:
-            aval = rule(invars[0].aval, **params)
-        else:
-            aval = rule(*[a.aval for a in invars], **params)
-        if type(aval) is not ShapedArray:
-            return super().process_primitive(prim, args, params)
-        out = Var(aval)
-        if params:
-            self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), Params(params), current_source_info()))
-        else:
-            info = current_source_info() if self.record_source_info else None
-            self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), EMPTY_PARAMS, info))
-        return StagingTracer(self, out)
 
     def _stage_closed(self, closed: ClosedJaxpr, args: Sequence[Any]) -> list[Any]:
         """Stage every equation of ``closed`` (no further splitting); returns its outputs."""
