@@ -30,7 +30,7 @@ from fcore.api._diff_args import (
 from fcore.api._float0 import float0, float0_zeros, is_float0
 from fcore.api.staging import fun_name
 from fcore.interpreters.array import Array, ArrayImpl
-from fcore.interpreters.eval import get_aval
+from fcore.interpreters.eval import EvalTrace, get_aval
 from fcore.interpreters.stack import current_trace, trace_scope
 from fcore.interpreters.trace import Trace, transform_name_stack
 from fcore.ir.avals import ShapedArray
@@ -231,12 +231,17 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False, reduce_ax
     if reduce_axes:
         raise NotImplementedError("reduce_axes argument to vjp is deprecated")
     check_callable(fun)
+    return _vjp(fun, primals, has_aux)
+
+
+def _vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool, *, transient: bool = False) -> Any:
+    """``vjp``; ``transient``: the pullback will only be applied eagerly, now (see ``linearize_flat``)."""
     p_flat, p_tree = _flatten(primals)
     in_avals = [typeof(p) for p in p_flat]
     aux_box: list[Any] = []
     main = _with_aux_stripped(fun, aux_box) if has_aux else fun
     out_trees: list[tree_util.PyTreeDef] = []
-    outs, pullback = vjp_flat(_flat_fun(main, p_tree, out_trees), p_flat, f"vjp({fun_name(fun)})")
+    outs, pullback = vjp_flat(_flat_fun(main, p_tree, out_trees), p_flat, f"vjp({fun_name(fun)})", transient=transient)
     out_tree = out_trees[0]
     apply = _VjpApply(fun_name(fun), pullback, p_tree, in_avals, out_tree, [get_aval(o) for o in outs])
     f_vjp = tree_util.Partial(apply, list(pullback.linearized.residuals))
@@ -385,10 +390,12 @@ def value_and_grad(
         check_grad_argnums(nums, len(args))
         f_partial, dyn_args = argnums_partial(fun, nums, args, kwargs)
         leaves_checked(functools.partial(check_input_dtype_revderiv, "grad", holomorphic, allow_int), dyn_args)
+        # Called eagerly, the pullback runs eagerly below and nothing else sees the linear jaxpr.
+        transient = type(current_trace()) is EvalTrace
         if has_aux:
-            out, f_vjp, aux = vjp(f_partial, *dyn_args, has_aux=True)
+            out, f_vjp, aux = _vjp(f_partial, dyn_args, True, transient=transient)
         else:
-            out, f_vjp = vjp(f_partial, *dyn_args)
+            out, f_vjp = _vjp(f_partial, dyn_args, False, transient=transient)
         check_scalar(out)
         check_output_dtype_revderiv("grad", holomorphic, out)
         aval = get_aval(out)

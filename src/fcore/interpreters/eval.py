@@ -6,7 +6,7 @@ import math
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -186,7 +186,8 @@ def get_aval(x: object) -> ShapedArray:
     if type(x) is ArrayImpl or type(x) is Literal:
         return x.aval
     if type(x) in _TRACER_TYPES:
-        return cast(Tracer, x).aval
+        aval: ShapedArray = x.aval  # type: ignore[attr-defined]  # a Tracer type (``cast`` costs a call)
+        return aval
     if isinstance(x, Tracer):
         _TRACER_TYPES.add(type(x))
         return x.aval

@@ -109,6 +109,9 @@ name_stack: ContextVar[tuple[str, ...]] = ContextVar("fcore_name_stack", default
 #: Set while a pass re-binds an equation: its source info, which the equations the pass stages
 #: for it inherit; ``None`` (not in a pass): the user's frame is looked up.
 _eqn_source: ContextVar[SourceInfo | None] = ContextVar("fcore_eqn_source", default=None)
+#: The variable itself, for a trace that captures one bind's source info for all the equations
+#: its rule stages (``JVPTrace``); it must pair each ``set`` with a ``reset`` in a ``finally``.
+EQN_SOURCE = _eqn_source
 
 
 def current_source_info() -> SourceInfo | None:

@@ -33,6 +33,33 @@ class UndefinedPrimal:
 Tangent: TypeAlias = Union[Array, Zero]
 
 
+#: One ``Zero`` / ``UndefinedPrimal`` per aval object: they are immutable, and the per-operation
+#: paths (a constant operand under ``jvp``, a linear operand under transposition) make many.
+#: Keyed by ``id`` (an aval hashes in Python); each entry keeps its aval, so the id stays its own.
+_zeros: dict[int, Zero] = {}
+_undefined: dict[int, UndefinedPrimal] = {}
+
+
+def zero_of(aval: ShapedArray) -> Zero:
+    """``Zero(aval)``, shared."""
+    z = _zeros.get(id(aval))
+    if z is None:
+        if len(_zeros) > 4096:
+            _zeros.clear()
+        z = _zeros[id(aval)] = Zero(aval)
+    return z
+
+
+def undefined_of(aval: ShapedArray) -> UndefinedPrimal:
+    """``UndefinedPrimal(aval)``, shared."""
+    u = _undefined.get(id(aval))
+    if u is None:
+        if len(_undefined) > 4096:
+            _undefined.clear()
+        u = _undefined[id(aval)] = UndefinedPrimal(aval)
+    return u
+
+
 def is_undefined(x: object) -> bool:
     return type(x) is UndefinedPrimal
 

@@ -37,19 +37,28 @@ class Linearized:
         return eval_jaxpr(self.linear, self.residuals, *tangents)
 
 
-def linearize_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any], description: str) -> Linearized:
-    """Run ``fun`` on ``primals`` now; stage only its tangent (linear) part."""
+def linearize_flat(
+    fun: Callable[..., Sequence[Any]], primals: Sequence[Any], description: str, *, transient: bool = False
+) -> Linearized:
+    """Run ``fun`` on ``primals`` now; stage only its tangent (linear) part.
+
+    ``transient``: the linear jaxpr is only transposed by the eager backward pass, now (``grad``
+    called eagerly), which reads no source info of a parameterless equation: those are staged
+    without it (the stack walk that finds the user's line is a sixth of eager ``grad``'s time)."""
     parent = current_trace()
     pe = PartialEvalTrace(parent, description)
+    pe.record_source_info = not transient
     jvp = JVPTrace(parent, description, rule_trace=pe)
-    tangents: list[Any] = []
+    tracers: list[JVPTracer] = []
     for p in primals:
         aval = get_aval(p)
         t = pe.new_arg(aval)
-        tangents.append(t if has_tangent(aval) else Zero(aval))
+        tracer = JVPTracer(jvp, p, t if has_tangent(aval) else Zero(aval))
+        tracer._aval = aval
+        tracers.append(tracer)
     try:
         with trace_scope(jvp), transform_name_stack("jvp"):
-            outs = fun(*[JVPTracer(jvp, p, t) for p, t in zip(primals, tangents)])
+            outs = fun(*tracers)
             pairs = [jvp.unpack(o) for o in outs]
         with set_current_trace(pe):
             tangent_outs = [ad_util.instantiate(t) for _, t in pairs]
@@ -94,8 +103,10 @@ class VJP:
         return eval_jaxpr(open_jaxpr, [*res, *consts], *cts)
 
 
-def vjp_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any], description: str) -> tuple[list[Any], VJP]:
-    lin = linearize_flat(fun, primals, description)
+def vjp_flat(
+    fun: Callable[..., Sequence[Any]], primals: Sequence[Any], description: str, *, transient: bool = False
+) -> tuple[list[Any], VJP]:
+    lin = linearize_flat(fun, primals, description, transient=transient)
     return lin.primals_out, VJP(lin)
 
 

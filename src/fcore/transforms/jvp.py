@@ -16,14 +16,22 @@ from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import get_aval
 from fcore.interpreters.stack import CURRENT_TRACE, bind_with_trace, set_current_trace
 from fcore.interpreters.staging import StagingTrace
-from fcore.interpreters.trace import Trace, Tracer, equation_source, transform_name_stack
+from fcore.interpreters.trace import (
+    EQN_SOURCE,
+    Trace,
+    Tracer,
+    current_source_info,
+    equation_source,
+    transform_name_stack,
+)
 from fcore.ir.avals import ShapedArray
+from fcore.ir.dtypes import is_inexact
 from fcore.ir.core import ClosedJaxpr, Literal
 from fcore.ir.params import ParamValue
 from fcore.ir.primitive import P, Primitive
 from fcore.ir.rules import RuleTable
 from fcore.transforms import ad_util
-from fcore.transforms.ad_util import Tangent, Zero, add_tangents, has_tangent
+from fcore.transforms.ad_util import Tangent, Zero, add_tangents, has_tangent, zero_of
 from fcore.transforms.util import bools, literal_value
 
 
@@ -55,6 +63,7 @@ class JvpRules(RuleTable["SymbolicZerosJvpRule[...]"]):
         store = super().register(prim)
 
         def define(rule: Callable[..., tuple[Any, Any]]) -> Callable[..., tuple[Any, Any]]:
+            _self_contained.discard(prim)  # the def* helpers mark their own rules again
             if symbolic_zeros:
                 store(rule)
                 return rule
@@ -70,6 +79,18 @@ class JvpRules(RuleTable["SymbolicZerosJvpRule[...]"]):
 
 
 jvp_rules = JvpRules("Differentiation")
+_jvp_rule = jvp_rules.get
+
+#: Primitives whose jvp rule is one of the ``def*`` helpers below over fcore's own tangent
+#: functions: it runs no user code, so every equation it stages comes from the user's bind.
+#: ``JVPTrace`` captures that bind's source info once and the rule's equations inherit it,
+#: instead of each staged equation walking the stack up through the rule's frames.
+_self_contained: set[Primitive] = set()
+
+
+def _mark_self_contained(prim: Primitive, fns: Sequence[TangentFn | None] = ()) -> None:
+    if all(fn is None or getattr(fn, "__module__", "").startswith("fcore.") for fn in fns):
+        _self_contained.add(prim)
 
 
 def call_jvp_rule(
@@ -120,10 +141,18 @@ def defjvp(prim: Primitive, *fns: TangentFn | None) -> None:
 
     def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
         out = CURRENT_TRACE.get().process_primitive(prim, primals, params)  # bind, without repacking
-        terms = [fn(t, *primals, **params) for fn, t in zip(fns, tangents) if fn is not None and type(t) is not Zero]
+        terms = []
+        for fn, t in zip(fns, tangents):  # a loop, not a comprehension: one frame less per operation
+            if fn is not None and type(t) is not Zero:
+                terms.append(fn(t, *primals, **params))
+        if len(terms) == 1:  # ``sum_tangent_terms`` of one term that needs no broadcast, inline
+            t = terms[0]
+            if len(primals) == 1 or type(t) is Zero or get_aval(t).shape == get_aval(out).shape:
+                return out, t
         return out, sum_tangent_terms(out, terms, len(primals))
 
     jvp_rules.register(prim, symbolic_zeros=True)(rule)
+    _mark_self_contained(prim, fns)
 
 
 def defjvp_with_output(prim: Primitive, *fns: TangentFn | None) -> None:
@@ -131,12 +160,16 @@ def defjvp_with_output(prim: Primitive, *fns: TangentFn | None) -> None:
 
     def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
         out = CURRENT_TRACE.get().process_primitive(prim, primals, params)  # bind, without repacking
-        terms = [
-            fn(t, out, *primals, **params) for fn, t in zip(fns, tangents) if fn is not None and type(t) is not Zero
-        ]
+        terms = []
+        for fn, t in zip(fns, tangents):
+            if fn is not None and type(t) is not Zero:
+                terms.append(fn(t, out, *primals, **params))
+        if len(terms) == 1 and len(primals) == 1:
+            return out, terms[0]
         return out, sum_tangent_terms(out, terms, len(primals))
 
     jvp_rules.register(prim, symbolic_zeros=True)(rule)
+    _mark_self_contained(prim, fns)
 
 
 def defjvp_zero(prim: Primitive) -> None:
@@ -149,6 +182,7 @@ def defjvp_zero(prim: Primitive) -> None:
         return out, Zero(get_aval(out))
 
     jvp_rules.register(prim, symbolic_zeros=True)(rule)
+    _mark_self_contained(prim)
 
 
 def deflinear(prim: Primitive, linear_argnums: Sequence[int] | None = None) -> None:
@@ -168,6 +202,7 @@ def deflinear(prim: Primitive, linear_argnums: Sequence[int] | None = None) -> N
         return out, CURRENT_TRACE.get().process_primitive(prim, args, params)
 
     jvp_rules.register(prim, symbolic_zeros=True)(rule)
+    _mark_self_contained(prim)
 
 
 # -- the front end: a trace ---------------------------------------------------------------
@@ -192,18 +227,23 @@ class JVPTrace(Trace):
     """Carries (primal, tangent) pairs. Rules run with ``rule_trace`` current: the parent
     for ``jvp``; a partial-evaluation trace for ``linearize`` (so tangent work is staged)."""
 
-    __slots__ = ("parent", "rule_trace")
+    __slots__ = ("parent", "rule_trace", "stages_rules")
 
     def __init__(self, parent: Trace, description: str, rule_trace: Trace | None = None) -> None:
         super().__init__(description)
         self.parent = parent
         self.rule_trace = parent if rule_trace is None else rule_trace
+        #: Whether the rules' binds become equations that record source info (``linearize``;
+        #: ``jvp`` under staging).
+        self.stages_rules = isinstance(self.rule_trace, StagingTrace) and getattr(
+            self.rule_trace, "record_source_info", True
+        )
 
     def unpack(self, x: Any) -> tuple[Any, Any]:
         if type(x) is JVPTracer and x._trace is self:
             return x.primal, x.tangent
         if type(x) is ArrayImpl:
-            return x, Zero(x.aval)
+            return x, zero_of(x.aval)
         if isinstance(x, Tracer):
             x._trace.check_alive()
         return x, zero_tangent(x)
@@ -222,14 +262,30 @@ class JVPTrace(Trace):
             nonzero = nonzero or type(t) is not Zero
         if not nonzero:
             return bind_with_trace(self.parent, prim, primals, params)
+        rule = _jvp_rule(prim)
         token = CURRENT_TRACE.set(self.rule_trace)
+        source = None
         try:
-            outs, touts = call_jvp_rule(prim, primals, tangents, params)
+            if self.stages_rules and prim in _self_contained and EQN_SOURCE.get() is None:
+                # The user's line, found once here rather than by each equation the rule stages.
+                source = EQN_SOURCE.set(current_source_info())
+            if rule is None or prim.multiple_results:
+                outs, touts = call_jvp_rule(prim, primals, tangents, params)
+                if not prim.multiple_results:
+                    return JVPTracer(self, outs[0], touts[0])
+                return [JVPTracer(self, o, t) for o, t in zip(outs, touts)]
+            out, tout = rule(primals, tangents, **params)
         finally:
+            if source is not None:
+                EQN_SOURCE.reset(source)
             CURRENT_TRACE.reset(token)
-        if not prim.multiple_results:
-            return JVPTracer(self, outs[0], touts[0])
-        return [JVPTracer(self, o, t) for o, t in zip(outs, touts)]
+        # ``call_jvp_rule``'s single-result case, inline.
+        aval = get_aval(out)
+        if tout is None or not is_inexact(aval.dtype):  # ``has_tangent``, inline
+            tout = Zero(aval)
+        tracer = JVPTracer(self, out, tout)
+        tracer._aval = aval
+        return tracer
 
     def to_concrete(self, tracer: Tracer, reason: str) -> object:
         assert isinstance(tracer, JVPTracer)

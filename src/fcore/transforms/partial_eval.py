@@ -26,9 +26,10 @@ from fcore.interpreters.eval import EvalTrace
 from fcore.interpreters.eval_jaxpr import eval_jaxpr
 from fcore.interpreters.stack import bind_with_trace, set_current_trace
 from fcore.interpreters.staging import StagingTrace, StagingTracer
-from fcore.interpreters.trace import Trace, equation_source
+from fcore.interpreters.trace import Trace, current_source_info, equation_source
+from fcore.ir.avals import ShapedArray
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, new_eqn
-from fcore.ir.params import ParamValue
+from fcore.ir.params import EMPTY_PARAMS, Params, ParamValue
 from fcore.ir.primitive import P, Primitive
 from fcore.ir.rules import RuleTable
 from fcore.transforms.util import bools, verified
@@ -50,6 +51,7 @@ class PartialEvalRules(RuleTable["PartialEvalRule[...]"]):
 
 
 partial_eval_rules = PartialEvalRules("Partial evaluation")
+_partial_eval_rule = partial_eval_rules.get
 
 
 class PartialEvalTrace(StagingTrace):
@@ -57,11 +59,14 @@ class PartialEvalTrace(StagingTrace):
     else is handed to ``parent`` and so computed now. Known values used by staged
     equations become constvars of the staged jaxpr: the residuals."""
 
-    __slots__ = ("parent",)
+    __slots__ = ("parent", "record_source_info")
 
     def __init__(self, parent: Trace, description: str) -> None:
         super().__init__(description)
         self.parent = parent
+        #: False where nothing will read a parameterless equation's source info (``linearize_flat``'s
+        #: ``transient``): those are staged without it.
+        self.record_source_info = True
 
     def to_atom(self, x: object) -> Atom:
         if type(x) is StagingTracer and x._trace is self:
@@ -75,8 +80,10 @@ class PartialEvalTrace(StagingTrace):
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:
         # An unknown is one of this trace's own tracers.
-        unknowns = [type(a) is StagingTracer and a._trace is self for a in args]
-        if True not in unknowns:
+        for a in args:
+            if type(a) is StagingTracer and a._trace is self:
+                break
+        else:
             parent = self.parent
             if type(parent) is EvalTrace:
                 # Known work computed now. The eager trace hands any nested bind of an impl
@@ -84,9 +91,37 @@ class PartialEvalTrace(StagingTrace):
                 # again: making it current first would only cost time.
                 return parent.process_primitive(prim, args, params)
             return bind_with_trace(parent, prim, args, params)
-        rule = partial_eval_rules.get(prim)
+        rule = _partial_eval_rule(prim)
         if rule is None:
-            return super().process_primitive(prim, args, params)
+            abstract_eval = prim.abstract_eval_rule
+            if prim.multiple_results or abstract_eval is None or not self.alive:
+                return super().process_primitive(prim, args, params)
+            # ``StagingTrace.process_primitive``'s single-result case, with this trace's operands
+            # (its own tracers, residuals as constvars) read inline: the per-op path of ``linearize``.
+            invars = []
+            for a in args:
+                if type(a) is StagingTracer and a._trace is self:
+                    invars.append(a.atom)
+                elif type(a) is ArrayImpl and not a._weak:
+                    invars.append(self.lift_const(a))
+                else:
+                    invars.append(self.to_atom(a))
+            if len(invars) == 2:
+                aval = abstract_eval(invars[0].aval, invars[1].aval, **params)
+            elif len(invars) == 1:
+                aval = abstract_eval(invars[0].aval, **params)
+            else:
+                aval = abstract_eval(*[a.aval for a in invars], **params)
+            if type(aval) is not ShapedArray:
+                return super().process_primitive(prim, args, params)
+            out = Var(aval)
+            if params:
+                self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), Params(params), current_source_info()))
+            else:
+                info = current_source_info() if self.record_source_info else None
+                self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), EMPTY_PARAMS, info))
+            return StagingTracer(self, out)
+        unknowns = [type(a) is StagingTracer and a._trace is self for a in args]
         known_params, unknown_params, out_unknowns, num_res = rule(unknowns, **params)
         known_args = [a for a, u in zip(args, unknowns) if not u]
         unknown_args = [a for a, u in zip(args, unknowns) if u]

@@ -7,15 +7,16 @@ from typing import Any
 
 from typing_extensions import TypeAlias
 
-from fcore.interpreters.stack import set_current_trace
+from fcore.interpreters.eval import EvalTrace
+from fcore.interpreters.stack import CURRENT_TRACE, set_current_trace
 from fcore.interpreters.staging import StagingTrace
 from fcore.interpreters.trace import equation_source, transform_name_stack
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
-from fcore.ir.params import ParamValue
+from fcore.ir.params import EMPTY_PARAMS, ParamValue
 from fcore.ir.primitive import Primitive
 from fcore.ir.rules import RuleTable
 from fcore.transforms import ad_util
-from fcore.transforms.ad_util import UndefinedPrimal, Zero, add_tangents
+from fcore.transforms.ad_util import Zero, add_tangents, undefined_of
 from fcore.transforms.util import bools, literal_value, verified
 
 #: A transpose rule: ``(ct, *invals, **params) -> [ct_in, ...]`` with one cotangent (or ``None``
@@ -25,6 +26,7 @@ from fcore.transforms.util import bools, literal_value, verified
 TransposeRule: TypeAlias = Callable[..., Sequence[Any]]
 
 transpose_rules: RuleTable[TransposeRule] = RuleTable("Transpose (for reverse-mode differentiation)")
+_transpose_rule = transpose_rules.get
 
 
 def call_transpose_rule(prim: Primitive, cts: list[Any], invals: list[Any], params: dict[str, ParamValue]) -> list[Any]:
@@ -87,6 +89,7 @@ def _backward_pass(
             lin_ids.add(id(v))
 
     ct_env: dict[int, Any] = {}
+    eager = type(CURRENT_TRACE.get()) is EvalTrace
 
     def add_ct(a: Atom, ct: Any) -> None:
         if id(a) in lin_ids and ct is not None and type(ct) is not Zero:
@@ -106,9 +109,27 @@ def _backward_pass(
             if all(c is None for c in eqn_cts):
                 continue
             cts_out = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, eqn_cts)]
-        invals = [UndefinedPrimal(a.aval) if id(a) in lin_ids else read(a) for a in eqn.invars]
+        prim = eqn.primitive
+        if eager and eqn.params is EMPTY_PARAMS and not prim.multiple_results:
+            # Evaluated now, staging nothing: the equation's source info would go unread.
+            rule = _transpose_rule(prim)
+            if rule is not None:
+                invals: list[Any] = []
+                for a in eqn.invars:  # as below, without a comprehension's frame
+                    if id(a) in lin_ids:
+                        invals.append(undefined_of(a.aval))
+                    else:
+                        invals.append(literal_value(a) if type(a) is Literal else env[id(a)])
+                ct = cts_out[0]
+                cts_in = rule(ct if type(ct) is not Zero else ad_util.instantiate(ct), *invals)
+                for a, ct in zip(eqn.invars, cts_in):  # ``add_ct``, inline
+                    if ct is not None and type(ct) is not Zero and id(a) in lin_ids:
+                        prev = ct_env.get(id(a))
+                        ct_env[id(a)] = ct if prev is None else add_tangents(prev, ct)
+                continue
+        invals = [undefined_of(a.aval) if id(a) in lin_ids else read(a) for a in eqn.invars]
         with equation_source(eqn):
-            cts_in = call_transpose_rule(eqn.primitive, cts_out, invals, eqn.params.as_dict() if eqn.params else {})
+            cts_in = call_transpose_rule(prim, cts_out, invals, eqn.params.as_dict() if eqn.params else {})
         for a, ct in zip(eqn.invars, cts_in):
             add_ct(a, ct)
     outs_ct: list[Any] = []

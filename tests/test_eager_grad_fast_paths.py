@@ -1,0 +1,77 @@
+"""The per-operation fast paths of eager ``grad`` (issue 21) keep its semantics: values, dtypes
+and weak types as jax's, and the source info of every equation that something can still read
+(``vjp``'s and ``linearize``'s staged linear maps, which eager ``grad`` does not keep)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import fcore
+import fcore.numpy as fnp
+from fcore.transforms.jvp import _self_contained, defjvp, jvp_rules
+
+
+def program(np_mod: Any, x: Any) -> Any:
+    """Unary, binary with a weak constant, binary with a broadcast operand, and an integer."""
+    v = np_mod.ones((3,), np.float32)
+    y = np_mod.sin(x) * 0.9 + 0.1
+    z = -np_mod.cos(y) * (v + 2) + y
+    k = np_mod.arange(3) * 2  # integer work inside the differentiated function
+    return (z * k.astype(np.float32)).sum()
+
+
+def test_eager_grad_matches_jax_values_dtypes_and_weak_types() -> None:
+    for x in (np.float32(0.3), 0.3):
+        ours = fcore.grad(lambda a: program(fnp, a))(x)
+        theirs = jax.grad(lambda a: program(jnp, a))(x)
+        np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6)
+        assert ours.dtype == theirs.dtype
+        assert ours.aval.weak_type == theirs.aval.weak_type
+
+
+def _lines(closed: fcore.core.ClosedJaxpr) -> set[int]:
+    lines = set()
+    for e in closed.eqns:
+        assert e.source_info is not None and e.source_info.frame is not None, e
+        lines.add(e.source_info.frame.start_line)
+    return lines
+
+
+def chain(x: Any) -> Any:
+    y = fnp.sin(x)  # line A
+    return y * 0.5  # line B
+
+
+def test_eager_linearize_and_vjp_keep_the_users_lines() -> None:
+    """Their linear maps outlive the call, so their equations carry the lines that bound them."""
+    first = chain.__code__.co_firstlineno
+    want = {first + 1, first + 2}
+    _, f_jvp = fcore.linearize(chain, np.float32(0.3))
+    assert _lines(fcore.make_jaxpr(f_jvp)(np.float32(1.0))) <= want
+    _, f_vjp = fcore.vjp(chain, np.float32(0.3))
+    assert _lines(fcore.make_jaxpr(f_vjp)(np.float32(1.0))) <= want
+    # Under staging, grad's equations carry them too.
+    assert _lines(fcore.make_jaxpr(fcore.grad(chain))(np.float32(0.3))) <= want
+
+
+def test_only_fcore_own_def_rules_share_the_binds_source_info() -> None:
+    """A jvp rule registered through the table, or built by ``defjvp`` from a user's tangent
+    function, may run code of its own: its staged equations find their own lines."""
+    from fcore.lax.elementwise import sin_p
+
+    assert sin_p in _self_contained
+    rule = jvp_rules[sin_p]
+    try:
+        jvp_rules.register(sin_p, symbolic_zeros=True)(rule)
+        assert sin_p not in _self_contained
+        defjvp(sin_p, lambda t, x: t * fnp.cos(x))  # this module's lambda, not fcore's
+        assert sin_p not in _self_contained
+        _, f_jvp = fcore.linearize(chain, np.float32(0.3))
+        assert len(fcore.make_jaxpr(f_jvp)(np.float32(1.0)).eqns) == 2
+    finally:
+        jvp_rules.register(sin_p, symbolic_zeros=True)(rule)
+        _self_contained.add(sin_p)
