@@ -81,8 +81,20 @@ class Program:
         return tuple(i for i, a in enumerate(self.inputs) if isinstance(a, np.ndarray) and kind(a.dtype) == "f")
 
     def jaxpr(self) -> ClosedJaxpr:
-        """The program staged by fcore."""
-        return fcore.make_jaxpr(self.raw_function(fcore))(*self.inputs)
+        """The program staged by fcore, its array inputs as the jaxpr's arguments. The Python
+        scalar inputs stay Python scalars, as ops see them when the program runs eagerly (traced
+        as arguments they would be weakly typed default-dtype values, which lax ops type
+        differently)."""
+        arrays = [i for i, a in enumerate(self.inputs) if isinstance(a, np.ndarray)]
+        raw = self.raw_function(fcore)
+
+        def staged(*xs: Any) -> Any:
+            full = list(self.inputs)
+            for i, x in zip(arrays, xs):
+                full[i] = x
+            return raw(*full)
+
+        return fcore.make_jaxpr(staged)(*[self.inputs[i] for i in arrays])
 
     def __str__(self) -> str:
         ins = ", ".join(f"{a.dtype}{list(a.shape)}" if isinstance(a, np.ndarray) else repr(a) for a in self.inputs)
