@@ -54,6 +54,37 @@ def Dense(out_dim: int, W_init: Initializer = glorot_normal(), b_init: Initializ
     return init_fun, apply_fun
 
 
+def _conv_layer(
+    dimension_numbers: tuple[str, str, str], out_chan: int, filter_shape: Sequence[int], strides: Sequence[int] | None,
+    padding: Any, W_init: Initializer | None, b_init: Initializer, transpose: bool,
+) -> Layer:
+    """A (transposed) convolution with the given ``(lhs, rhs, out)`` layout strings, plus a bias."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    one = (1,) * len(filter_shape)
+    strides = strides or one
+    w_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
+    shape_tuple = lax.conv_transpose_shape_tuple if transpose else lax.conv_general_shape_tuple
+
+    def init_fun(rng: Any, input_shape: Any) -> tuple[Any, Any]:
+        filter_shape_iter = iter(filter_shape)
+        kernel_shape = [
+            out_chan if c == "O" else input_shape[lhs_spec.index("C")] if c == "I" else next(filter_shape_iter)
+            for c in rhs_spec
+        ]
+        output_shape = shape_tuple(input_shape, kernel_shape, strides, padding, dimension_numbers)
+        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
+        k1, k2 = random.split(rng)
+        return output_shape, (w_init(k1, kernel_shape), b_init(k2, bias_shape))
+
+    def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
+        W, b = params
+        if transpose:
+            return lax.conv_transpose(inputs, W, strides, padding, dimension_numbers=dimension_numbers) + b
+        return lax.conv_general_dilated(inputs, W, strides, padding, one, one, dimension_numbers=dimension_numbers) + b
+
+    return init_fun, apply_fun
+
+
 def GeneralConv(
     dimension_numbers: tuple[str, str, str],
     out_chan: int,
@@ -64,27 +95,7 @@ def GeneralConv(
     b_init: Initializer = normal(1e-6),
 ) -> Layer:
     """A convolution with the given ``(lhs, rhs, out)`` layout strings, plus a bias."""
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
-    one = (1,) * len(filter_shape)
-    strides = strides or one
-    w_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
-
-    def init_fun(rng: Any, input_shape: Any) -> tuple[Any, Any]:
-        filter_shape_iter = iter(filter_shape)
-        kernel_shape = [
-            out_chan if c == "O" else input_shape[lhs_spec.index("C")] if c == "I" else next(filter_shape_iter)
-            for c in rhs_spec
-        ]
-        output_shape = lax.conv_general_shape_tuple(input_shape, kernel_shape, strides, padding, dimension_numbers)
-        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
-        k1, k2 = random.split(rng)
-        return output_shape, (w_init(k1, kernel_shape), b_init(k2, bias_shape))
-
-    def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
-        W, b = params
-        return lax.conv_general_dilated(inputs, W, strides, padding, one, one, dimension_numbers=dimension_numbers) + b
-
-    return init_fun, apply_fun
+    return _conv_layer(dimension_numbers, out_chan, filter_shape, strides, padding, W_init, b_init, transpose=False)
 
 
 Conv = functools.partial(GeneralConv, ("NHWC", "HWIO", "NHWC"))
@@ -100,27 +111,7 @@ def GeneralConvTranspose(
     b_init: Initializer = normal(1e-6),
 ) -> Layer:
     """A transposed convolution with the given layout strings, plus a bias."""
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
-    one = (1,) * len(filter_shape)
-    strides = strides or one
-    w_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
-
-    def init_fun(rng: Any, input_shape: Any) -> tuple[Any, Any]:
-        filter_shape_iter = iter(filter_shape)
-        kernel_shape = [
-            out_chan if c == "O" else input_shape[lhs_spec.index("C")] if c == "I" else next(filter_shape_iter)
-            for c in rhs_spec
-        ]
-        output_shape = lax.conv_transpose_shape_tuple(input_shape, kernel_shape, strides, padding, dimension_numbers)
-        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
-        k1, k2 = random.split(rng)
-        return output_shape, (w_init(k1, kernel_shape), b_init(k2, bias_shape))
-
-    def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
-        W, b = params
-        return lax.conv_transpose(inputs, W, strides, padding, dimension_numbers=dimension_numbers) + b
-
-    return init_fun, apply_fun
+    return _conv_layer(dimension_numbers, out_chan, filter_shape, strides, padding, W_init, b_init, transpose=True)
 
 
 Conv1DTranspose = functools.partial(GeneralConvTranspose, ("NHC", "HIO", "NHC"))
