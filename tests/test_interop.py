@@ -353,7 +353,7 @@ def test_to_jax_callable_checks_arity() -> None:
 
 def test_interop_does_not_import_jax() -> None:
     code = "import sys, fcore.interop, fcore.viz, fcore.export; assert 'jax' not in sys.modules, 'jax imported'"
-    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=120)
 
 
 def test_params_type_of_rules() -> None:

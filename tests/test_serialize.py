@@ -83,7 +83,8 @@ def test_pickle_in_a_fresh_process() -> None:
         "c = pickle.loads(sys.stdin.buffer.read())\n"
         "print(c.eqns[0].primitive.name, type(c).__module__)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(closed), capture_output=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(closed), capture_output=True, check=True,
+                         timeout=120)
     assert out.stdout.decode().split() == ["tanh", "fcore.ir.core"]
 
 
@@ -98,7 +99,8 @@ def test_pickled_after_hashing_equals_the_same_program_in_a_fresh_process() -> N
         f"fresh = fcore.make_jaxpr({f})(np.ones(3, np.float32))\n"
         "print(c.jaxpr == fresh.jaxpr, hash(c.jaxpr) == hash(fresh.jaxpr))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(closed), capture_output=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(closed), capture_output=True, check=True,
+                         timeout=120)
     assert out.stdout.decode().split() == ["True", "True"]
 
 
