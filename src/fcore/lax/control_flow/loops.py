@@ -57,6 +57,13 @@ from fcore.transforms.transpose import transpose_jaxpr, transpose_rules
 CarryFun = Callable[[list[Array]], tuple[list[ArrayLike], tree_util.PyTreeDef, int]]
 
 
+def _promoted_carry_dtype(init: ShapedArray, out: ShapedArray) -> np.dtype[Any]:
+    """The dtype a weakly typed loop input takes to match the body's output."""
+    if typematch(init, out):
+        return init.dtype
+    return dtypes.result_type((init.dtype, True), (out.dtype, out.weak_type))[0]
+
+
 def _trace_carry_fun(
     fun: CarryFun,
     carry: list[ArrayLike],
@@ -71,7 +78,7 @@ def _trace_carry_fun(
     typed where the body's output is strong, as JAX's weak-type promotion of loop carries)
     and the tree of the non-carry outputs.
     """
-    for _ in range(2):
+    while True:  # each pass makes at least one weak input strong, so this ends
         avals = [get_aval(x) for x in carry]
         trees: list[tuple[tree_util.PyTreeDef, int]] = []
 
@@ -83,14 +90,14 @@ def _trace_carry_fun(
         closed = trace_to_jaxpr(flat, avals + list(other_avals), description)
         (extra_tree, _) = trees[0]
         outs = closed.out_avals[: len(carry)]
-        if not all(typematch(a, b) for a, b in zip(avals, outs)):
-            raise TypeError(
-                f"{what} must have identical types, got\n  input:  {pp_avals(avals)}\n  output: {pp_avals(outs)}"
-            )
-        promote = [a.weak_type and not b.weak_type for a, b in zip(avals, outs)]
-        if not any(promote):
+        # A weak input may also change dtype (a Python float carried as a float32), as in JAX.
+        promote = [a.weak_type and not (b.weak_type and typematch(a, b)) for a, b in zip(avals, outs)]
+        if not all(typematch(a, b) or p for a, b, p in zip(avals, outs, promote)) or not any(promote):
             break
-        carry = [convert_element_type(x, a.dtype) if p else x for x, a, p in zip(carry, avals, promote)]
+        carry = [convert_element_type(x, _promoted_carry_dtype(a, b)) if p else x
+                 for x, a, b, p in zip(carry, avals, outs, promote)]
+    if not all(typematch(a, b) for a, b in zip(avals, outs)):
+        raise TypeError(f"{what} must have identical types, got\n  input:  {pp_avals(avals)}\n  output: {pp_avals(outs)}")
     weak = [a.weak_type for a in avals] + [a.weak_type for a in closed.out_avals[len(carry) :]]
     return convert_outs(closed, weak, description), carry, extra_tree
 
