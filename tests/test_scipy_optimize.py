@@ -97,3 +97,18 @@ def test_minimize_errors() -> None:
 
 def test_public_names() -> None:
     assert sorted(n for n in dir(fso) if not n.startswith("_")) == sorted(n for n in dir(jso) if not n.startswith("_"))
+
+
+def test_while_loop_carries_a_weak_float_in_the_bodys_dtype() -> None:
+    """A Python float carried where the body makes float32 (x64 on) becomes float32, as in JAX
+    (BFGS's line search relies on it)."""
+    def run(lax: Any, np_: Any) -> Any:
+        return lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * x + 1), (0, 0.0))
+
+    x = np.float32(2.0)
+    with modes(x64=True):
+        mine = fcore.make_jaxpr(run(fcore.lax, fnp))(x).out_avals
+        theirs = jax.make_jaxpr(run(jax.lax, jnp))(x).out_avals
+        assert [(a.dtype, a.weak_type) for a in mine] == [(a.dtype, a.weak_type) for a in theirs]
+        got = fcore.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * fnp.float32(2.0) + 1), (0, 0.0))
+        assert got[1].dtype == np.float32 and float(got[1]) == 7.0
