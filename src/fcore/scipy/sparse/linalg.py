@@ -1,7 +1,7 @@
 """``fcore.scipy.sparse.linalg``: the iterative solvers ``cg``, ``bicgstab`` and ``gmres`` of
 ``jax.scipy.sparse.linalg``, on pytrees of arrays and a matrix or a function for the linear
 operator. Each solve is a ``lax.custom_linear_solve``, so its derivative is another solve
-rather than a derivative through the iterations, as in JAX; the loops are ``lax.while_loop``s."""
+rather than a derivative through the iterations, as in JAX; the loops are ``lax.while_loop`` loops."""
 
 from __future__ import annotations
 

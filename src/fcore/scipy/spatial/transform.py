@@ -1,6 +1,6 @@
 """``fcore.scipy.spatial.transform``: ``Rotation`` (unit quaternions, scalar last) and
 ``Slerp``, JAX's port of SciPy's classes: named tuples, hence pytrees, whose conversions are
-``fnp.vectorize``d over leading axes (a stack of rotations is a ``(N, 4)`` quaternion)."""
+mapped over leading axes with ``fnp.vectorize`` (a stack of rotations is a ``(N, 4)`` quaternion)."""
 
 from __future__ import annotations
 
