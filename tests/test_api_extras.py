@@ -37,3 +37,24 @@ def test_scalar_type_of_matches_jax(value: Any) -> None:
     assert fcore.dtypes.scalar_type_of(value) is expected
     if not isinstance(value, str):
         assert fcore.dtypes.scalar_type_of(fcore.numpy.asarray(value)) is expected
+
+
+def test_mulhi_matches_jax() -> None:
+    """Eager and jitted (one program over every dtype), against jax.lax.mulhi."""
+    rng = np.random.default_rng(0)
+    pairs = []
+    for dt in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32):
+        info = np.iinfo(dt)
+        x, y = (rng.integers(info.min, info.max, size=16, dtype=dt, endpoint=True) for _ in range(2))
+        x[:2], y[:2] = info.min, info.max  # the extremes
+        pairs.append((x, y))
+    theirs = jax.jit(lambda ps: [jax.lax.mulhi(x, y) for x, y in ps])(pairs)
+    ours_jit = fcore.jit(lambda ps: [fcore.lax.mulhi(x, y) for x, y in ps])(pairs)
+    for (x, y), t, o in zip(pairs, theirs, ours_jit):
+        for ours in (o, fcore.lax.mulhi(x, y)):
+            assert np.asarray(ours).dtype == np.asarray(t).dtype
+            np.testing.assert_array_equal(np.asarray(ours), np.asarray(t))
+    batched = fcore.vmap(fcore.lax.mulhi, in_axes=(0, None))(pairs[4][0], pairs[4][1][0])
+    np.testing.assert_array_equal(np.asarray(batched), np.asarray(jax.lax.mulhi(pairs[4][0], pairs[4][1][0])))
+    with pytest.raises(TypeError, match="mulhi does not accept dtype float32"):
+        fcore.lax.mulhi(np.float32(1), np.float32(2))
