@@ -58,3 +58,37 @@ def test_mulhi_matches_jax() -> None:
     np.testing.assert_array_equal(np.asarray(batched), np.asarray(jax.lax.mulhi(pairs[4][0], pairs[4][1][0])))
     with pytest.raises(TypeError, match="mulhi does not accept dtype float32"):
         fcore.lax.mulhi(np.float32(1), np.float32(2))
+
+
+_SQUARE = np.array([[4.0, 1.0, 0.5], [0.2, 3.0, 0.0], [0.1, 0.5, 2.0]], np.float32)
+_INDEFINITE = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 2.0], [3.0, 2.0, 1.0]], np.float32)
+
+
+def _close_to_jax(ours: Any, theirs: Any, tol: float = 1e-5) -> None:
+    for o, t in zip(jax.tree.leaves(ours), jax.tree.leaves(theirs), strict=True):
+        assert np.asarray(o).dtype == np.asarray(t).dtype
+        np.testing.assert_allclose(np.asarray(o), np.asarray(t), rtol=tol, atol=tol)
+
+
+def test_sqrtm_matches_jax() -> None:
+    for a in (_SQUARE, _INDEFINITE):  # a complex root for the indefinite matrix
+        _close_to_jax(fcore.scipy.linalg.sqrtm(a), jax.scipy.linalg.sqrtm(a))
+    with pytest.raises(NotImplementedError, match="Blocked version"):
+        fcore.scipy.linalg.sqrtm(_SQUARE, blocksize=2)
+
+
+def test_polar_matches_jax() -> None:
+    """QDWH (slow to compile: one call) and the SVD method on both sides, batched."""
+    a = np.random.default_rng(0).normal(size=(2, 4, 3)).astype(np.float32)
+    _close_to_jax(fcore.scipy.linalg.polar(a[0]), jax.scipy.linalg.polar(a[0]), 1e-4)
+    for side, x in (("right", a), ("left", a.swapaxes(-1, -2))):
+        _close_to_jax(fcore.scipy.linalg.polar(x, side=side, method="svd"),
+                      jax.scipy.linalg.polar(x, side=side, method="svd"), 1e-4)
+    with pytest.raises(NotImplementedError, match="method='qdwh' only supports"):
+        fcore.scipy.linalg.polar(a.swapaxes(-1, -2))  # m < n on the right
+    with pytest.raises(ValueError, match="Unknown polar decomposition method"):
+        fcore.scipy.linalg.polar(a, method="newton")
+    with pytest.raises(ValueError, match="must be either 'right' or 'left'"):
+        fcore.scipy.linalg.polar(a, side="up")
+    with pytest.raises(ValueError, match="at least a 2-D array"):
+        fcore.scipy.linalg.polar(a[0, 0])
