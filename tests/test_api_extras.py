@@ -71,16 +71,19 @@ def _close_to_jax(ours: Any, theirs: Any, tol: float = 1e-5) -> None:
 
 
 def test_sqrtm_matches_jax() -> None:
-    for a in (_SQUARE, _INDEFINITE):  # a complex root for the indefinite matrix
-        _close_to_jax(fcore.scipy.linalg.sqrtm(a), jax.scipy.linalg.sqrtm(a))
+    _close_to_jax(fcore.scipy.linalg.sqrtm(_INDEFINITE), jax.scipy.linalg.sqrtm(_INDEFINITE))  # a complex root
+    root = fcore.scipy.linalg.sqrtm(_SQUARE)
+    np.testing.assert_allclose(np.asarray(root @ root), _SQUARE, atol=1e-5)
     with pytest.raises(NotImplementedError, match="Blocked version"):
         fcore.scipy.linalg.sqrtm(_SQUARE, blocksize=2)
 
 
-def test_polar_matches_jax() -> None:
-    """QDWH (slow to compile: one call) and the SVD method on both sides, batched."""
+def test_polar() -> None:
+    """QDWH (slow to compile: once) against the SVD method, which is compared with jax's."""
     a = np.random.default_rng(0).normal(size=(2, 4, 3)).astype(np.float32)
-    _close_to_jax(fcore.scipy.linalg.polar(a[0]), jax.scipy.linalg.polar(a[0]), 1e-4)
+    u, p = fcore.scipy.linalg.polar(a[0])
+    _close_to_jax((u, p), fcore.scipy.linalg.polar(a[0], method="svd"), 1e-4)
+    np.testing.assert_allclose(np.asarray(u @ p), a[0], atol=1e-5)
     for side, x in (("right", a), ("left", a.swapaxes(-1, -2))):
         _close_to_jax(fcore.scipy.linalg.polar(x, side=side, method="svd"),
                       jax.scipy.linalg.polar(x, side=side, method="svd"), 1e-4)
@@ -92,3 +95,40 @@ def test_polar_matches_jax() -> None:
         fcore.scipy.linalg.polar(a, side="up")
     with pytest.raises(ValueError, match="at least a 2-D array"):
         fcore.scipy.linalg.polar(a[0, 0])
+
+
+def test_funm_rsf2csf_expm_frechet_solve_sylvester() -> None:
+    """Against NumPy references and identities (each function compiles once)."""
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(4, 4)).astype(np.float32)
+    b = rng.normal(size=(3, 3)).astype(np.float32) + 3 * np.eye(3, dtype=np.float32)
+    c = rng.normal(size=(4, 3)).astype(np.float32)
+    w, v = np.linalg.eig(a.astype(np.float64))
+    f, err = fcore.scipy.linalg.funm(a, fcore.numpy.sin, disp=False)  # funm runs rsf2csf
+    np.testing.assert_allclose(np.asarray(f), v @ np.diag(np.sin(w)) @ np.linalg.inv(v), atol=1e-4)
+    assert np.asarray(f).dtype == np.complex64 and 0 < float(err) < 1
+    t, z = fcore.scipy.linalg.rsf2csf(*fcore.scipy.linalg.schur(a))
+    assert np.allclose(np.tril(np.asarray(t), -1), 0) and np.allclose(np.asarray(z @ t @ z.conj().T), a, atol=1e-5)
+    shifted = a + 5 * np.eye(4, dtype=np.float32)
+    for method in ("schur", "eigen"):
+        x = fcore.scipy.linalg.solve_sylvester(shifted, b, c, method=method)
+        assert np.asarray(x).dtype == np.float32
+        np.testing.assert_allclose(np.asarray(shifted @ x + x @ b), c, atol=1e-4)
+    singular = fcore.scipy.linalg.solve_sylvester(2 * np.eye(4, dtype=np.float32), -2 * np.eye(3, dtype=np.float32), c)
+    assert np.isnan(np.asarray(singular)).all()  # eigenvalue sums of 0: NaN, as JAX
+    # Mathias: expm([[A, E], [0, A]]) holds the Frechet derivative L(A, E) in its upper right block.
+    e = rng.normal(size=(4, 4)).astype(np.float32)
+    expm_a, frechet = fcore.scipy.linalg.expm_frechet(a, e)
+    block = np.asarray(fcore.scipy.linalg.expm(np.block([[a, e], [np.zeros_like(a), a]])))
+    np.testing.assert_allclose(np.asarray(expm_a), block[:4, :4], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(frechet), block[:4, 4:], rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="Incompatible shapes for Sylvester equation"):
+        fcore.scipy.linalg.solve_sylvester(a, b, a)
+    with pytest.raises(ValueError, match='Unrecognized method x. The two valid methods are either "schur" or "eigen".'):
+        fcore.scipy.linalg.solve_sylvester(a, a, a, method="x")
+    with pytest.raises(ValueError, match="expected square array_like input"):
+        fcore.scipy.linalg.funm(c, fcore.numpy.sin)
+    with pytest.raises(ValueError, match="expected A and E to be the same shape"):
+        fcore.scipy.linalg.expm_frechet(a, b)
+    with pytest.raises(ValueError, match="Input array shapes must match"):
+        fcore.scipy.linalg.rsf2csf(a, b)
