@@ -13,6 +13,8 @@ from fcore.api.staging import ShapeDtypeStruct as ShapeDtypeStruct, make_jaxpr a
 from fcore.environment import print_environment_info as print_environment_info
 from fcore.config import (
     config as config,
+    debug_infs as debug_infs,
+    debug_nans as debug_nans,
     default_matmul_precision as default_matmul_precision,
     disable_jit as disable_jit,
     enable_x64 as enable_x64,

@@ -11,12 +11,19 @@ Verify-each is fcore's own test switch, read on every eager primitive applicatio
 ``FCORE_VERIFY`` environment variable (read once) gives its default, and ``verify_each``
 or ``config.update("verify", ...)`` set it for the current context only, which keeps
 ``verify_enabled`` a bare ``ContextVar.get``.
+
+The eager checks (verify-each, ``jax_debug_nans``, ``jax_debug_infs``) share one more
+``ContextVar`` whose value, a ``_Checks`` list of the checks on, is what an eager primitive
+application tests: an empty list when all are off, so a check that is off costs one
+``ContextVar.get`` and a C truth test (see ``eager_checks``). The other JAX options, and the
+ones fcore accepts only at their default value, are in ``fcore.config_options``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import weakref
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Literal
@@ -26,6 +33,102 @@ PromotionMode = Literal["standard", "strict"]
 
 def _env_flag(name: str) -> bool:
     return os.environ.get(name, "0") in ("1", "true", "True")
+
+
+def bool_env(name: str, default: bool) -> bool:
+    """An environment variable read as JAX's ``bool_env`` reads it (y/yes/t/true/on/1 and
+    n/no/f/false/off/0, any case; anything else is a ``ValueError``)."""
+    val = os.getenv(name, str(default)).lower()
+    if val in ("y", "yes", "t", "true", "on", "1"):
+        return True
+    if val in ("n", "no", "f", "false", "off", "0"):
+        return False
+    raise ValueError(f"invalid truth value {val!r} for environment {name!r}")
+
+
+#: The eager checks, in the order ``_Checks`` lists them.
+CHECK_NAMES = ("verify", "nans", "infs")
+#: Their process-wide values: verify-each from ``FCORE_VERIFY``, the others from JAX's variables.
+_global_checks: dict[str, bool] = {
+    "verify": _env_flag("FCORE_VERIFY"),
+    "nans": bool_env("JAX_DEBUG_NANS", False),
+    "infs": bool_env("JAX_DEBUG_INFS", False),
+}
+
+
+class _Checks(list[str]):
+    """The eager checks on in one context: truthy when any is (the hot path's one test).
+
+    ``overrides`` are the context's own settings (``with debug_nans(...)``, ``verify_each``);
+    the other checks follow ``_global_checks``, so a ``config.update`` refreshes every live
+    ``_Checks`` in place (``_live``) and reaches threads and contexts already running.
+    ``floats`` says whether the NaN or Inf check is on (what a jitted call tests).
+    """
+
+    def __init__(self, overrides: dict[str, bool]) -> None:
+        super().__init__()
+        self.overrides = overrides
+        self.floats = False
+        self.refresh()
+        _live[id(self)] = self
+
+    def refresh(self) -> None:
+        on = [n for n in CHECK_NAMES if self.overrides.get(n, _global_checks[n])]
+        self[:] = on
+        self.floats = "nans" in on or "infs" in on
+
+
+_live: weakref.WeakValueDictionary[int, _Checks] = weakref.WeakValueDictionary()
+_checks: ContextVar[_Checks] = ContextVar("fcore_eager_checks", default=_Checks({}))
+
+#: The eager checks on here: an empty list (falsy) when none is. Read on every eager
+#: primitive application; a bare ``ContextVar.get``.
+eager_checks = _checks.get
+
+
+def float_checks_enabled() -> bool:
+    """Whether ``jax_debug_nans`` or ``jax_debug_infs`` is on here."""
+    return _checks.get().floats
+
+
+def check_enabled(name: str) -> bool:
+    """Whether the eager check ``name`` (``"verify"``, ``"nans"``, ``"infs"``) is on here."""
+    return name in _checks.get()
+
+
+def _set_global_check(name: str, value: bool) -> None:
+    _global_checks[name] = value
+    for checks in list(_live.values()):
+        checks.refresh()
+
+
+def _override_checks(name: str, value: bool) -> _Checks:
+    return _Checks({**_checks.get().overrides, name: value})
+
+
+@contextlib.contextmanager
+def _checks_override(name: str, value: bool) -> Iterator[None]:
+    token = _checks.set(_override_checks(name, value))
+    try:
+        yield
+    finally:
+        _checks.reset(token)
+
+
+@contextlib.contextmanager
+def debug_nans(new_val: bool = True) -> Iterator[None]:
+    """Inside the block, every eager primitive checks its floating outputs for NaNs and a jitted
+    call checks its outputs (re-running the function op by op to name the primitive that made
+    the NaN), raising ``FloatingPointError``: ``jax.debug_nans``, context-local."""
+    with _checks_override("nans", bool(new_val)):
+        yield
+
+
+@contextlib.contextmanager
+def debug_infs(new_val: bool = True) -> Iterator[None]:
+    """As ``debug_nans``, for infinities: ``jax.debug_infs``."""
+    with _checks_override("infs", bool(new_val)):
+        yield
 
 
 class _Globals:
@@ -136,6 +239,8 @@ _ALIASES = {
     "jax_compilation_cache_max_size": "compilation_cache_max_size",
     "jax_persistent_cache_min_compile_time_secs": "persistent_cache_min_compile_time_secs",
     "jax_default_matmul_precision": "default_matmul_precision",
+    "jax_debug_nans": "debug_nans",
+    "jax_debug_infs": "debug_infs",
 }
 
 #: Called with the new value of ``num_cpu_devices`` (installed by ``fcore.backend``, which
@@ -169,6 +274,11 @@ class Config:
             _globals.disable_jit = bool(value)
         elif key == "verify":
             _verify.set(bool(value))  # context-local: see the module docstring
+            _checks.set(_override_checks("verify", bool(value)))
+        elif key == "debug_nans":
+            _set_global_check("nans", bool(value))
+        elif key == "debug_infs":
+            _set_global_check("infs", bool(value))
         elif key == "num_cpu_devices":
             n = int(value)  # type: ignore[call-overload]  # any int-like value, as jax
             for hook in _num_cpu_devices_hook:
@@ -183,7 +293,7 @@ class Config:
         elif key == "default_matmul_precision":
             _globals.matmul_precision = _matmul_precision_value(value)
         else:
-            raise ValueError(f"unknown config option {name!r}")
+            raise AttributeError(f"Unrecognized config option: {name}")
 
     def read(self, name: str) -> bool | str | int | float | None:
         """The value in effect here (the context-local override, else the global value)."""
@@ -196,6 +306,10 @@ class Config:
             return jit_disabled()
         if key == "verify":
             return verify_enabled()
+        if key == "debug_nans":
+            return check_enabled("nans")
+        if key == "debug_infs":
+            return check_enabled("infs")
         if key == "num_cpu_devices":
             return _num_cpu_devices_value[0]
         if key == "compilation_cache_dir":
@@ -206,7 +320,14 @@ class Config:
             return _globals.cache_min_secs
         if key == "default_matmul_precision":
             return default_matmul_precision_value()
-        raise ValueError(f"unknown config option {name!r}")
+        raise AttributeError(f"Unrecognized config option: {name}")
+
+    def __getattr__(self, name: str) -> bool | str | int | float | None:
+        """``config.jax_debug_nans`` and the like: the value in effect here, as ``read``."""
+        try:
+            return self.read(name)
+        except AttributeError:
+            raise AttributeError(f"'Config' object has no attribute '{name}'") from None
 
     @property
     def values(self) -> dict[str, bool | str | int | float | None]:
@@ -280,7 +401,9 @@ def default_matmul_precision(precision: str | None) -> Iterator[None]:
 def verify_each(on: bool = True) -> Iterator[None]:
     """Type-check every jaxpr produced inside the block."""
     token = _verify.set(on)
+    checks_token = _checks.set(_override_checks("verify", on))
     try:
         yield
     finally:
+        _checks.reset(checks_token)
         _verify.reset(token)

@@ -26,9 +26,10 @@ from fcore.api.jit_args import ArgSpec, CallArgs, dynamic_leaf_info, resolve_arg
 from fcore.api.staging import ShapeDtypeStruct, abstractify, fun_name
 from fcore.api.stages import Lowered, Specialization, Traced
 from fcore.backend import runtime
-from fcore.config import jit_disabled, trace_context
+from fcore.config import eager_checks, jit_disabled, trace_context
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import EVAL_TRACE, to_numpy_arg
+from fcore.interpreters.float_checks import check_call
 from fcore.interpreters.stack import CURRENT_TRACE, current_trace
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.interpreters.trace import Tracer
@@ -237,8 +238,8 @@ class Jitted(Generic[P, R]):
     def _dispatch(self, *args: Any, **kwargs: Any) -> Any:
         if jit_disabled():
             return self.fun(*args, **kwargs)  # ``disable_jit``: op by op, as plain Python
-        if self._plain and CURRENT_TRACE.get() is EVAL_TRACE:
-            # Fast path, the common cached call: fcore arrays that already live on one device,
+        if self._plain and CURRENT_TRACE.get() is EVAL_TRACE and not eager_checks().floats:
+            # Fast path (not under ``debug_nans``/``debug_infs``: ``_call`` checks the outputs), the common cached call: fcore arrays that already live on one device,
             # outside any transformation. The candidates for the call's argument tree are
             # compared by the leaves' avals in one list comparison. A leaf that is not an
             # fcore array has no ``_aval``; ``_aval`` is None until an array's aval is first
@@ -297,16 +298,25 @@ class Jitted(Generic[P, R]):
             if launch is None or _has_sharded(flat):
                 spmd = self._spmd_launch(entry, args, flat)
                 if spmd is not None:
-                    return entry.results(spmd(flat))
+                    outs: list[Any] = spmd(flat)
+                    if eager_checks().floats:
+                        self._check_outputs(outs, args, kwargs)
+                    return entry.results(outs)
             if launch is None:
                 launch = entry.get_launch()
                 _with_launches.add(self._caches)
-            outs: list[Any] = launch(flat)
-            if self._plain and not entry.float0_outs:
+            outs = launch(flat)
+            if eager_checks().floats:
+                self._check_outputs(outs, args, kwargs)
+            elif self._plain and not entry.float0_outs:
                 self._remember(entry, flat)
         else:
             outs = bind_jit(entry.hoisted, [*entry.consts, *flat], self.name)
         return entry.results(outs)
+
+    def _check_outputs(self, outs: Sequence[Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """``debug_nans``/``debug_infs``: a special output re-runs ``fun`` op by op, as JAX."""
+        check_call(f"jit({self.name})", outs, lambda: self.fun(*args, **kwargs))
 
     def _remember(self, entry: Specialization, flat: Sequence[Any]) -> None:
         """Make ``entry`` a fast-path candidate for calls like this one, if every argument
