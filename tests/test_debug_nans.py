@@ -86,7 +86,7 @@ def test_context_managers_reads_and_the_cached_jit_path() -> None:
             f(x)
         with fcore.debug_nans(False):
             assert fnp.isnan(f(x))
-    assert fcore.config.jax_debug_nans is False and fcore.config.values["debug_infs"] is False
+    assert fcore.config.read("jax_debug_nans") is False and fcore.config.values["debug_infs"] is False
     with fcore.debug_infs():
         with pytest.raises(FloatingPointError, match=r"\(inf\) encountered in exp"):
             fnp.exp(np.float32(100))

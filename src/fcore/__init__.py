@@ -12,13 +12,23 @@ from fcore import core as core
 from fcore.api.staging import ShapeDtypeStruct as ShapeDtypeStruct, make_jaxpr as make_jaxpr
 from fcore.environment import print_environment_info as print_environment_info
 from fcore.config import (
+    checking_leaks as checking_leaks,
     config as config,
     debug_infs as debug_infs,
     debug_nans as debug_nans,
+    default_device as default_device,
     default_matmul_precision as default_matmul_precision,
+    default_prng_impl as default_prng_impl,
     disable_jit as disable_jit,
+    enable_checks as enable_checks,
     enable_x64 as enable_x64,
+    log_compiles as log_compiles,
     numpy_dtype_promotion as numpy_dtype_promotion,
+    numpy_rank_promotion as numpy_rank_promotion,
+    transfer_guard as transfer_guard,
+    transfer_guard_device_to_device as transfer_guard_device_to_device,
+    transfer_guard_device_to_host as transfer_guard_device_to_host,
+    transfer_guard_host_to_device as transfer_guard_host_to_device,
 )
 from fcore.errors import (
     ConcretizationError as ConcretizationError,

@@ -7,10 +7,10 @@ the context managers (``enable_x64``, ``numpy_dtype_promotion``) override it
 value", so threads and asyncio tasks each see their own override (docs/design.md) while
 ``config.update`` reaches every thread, including ones started later.
 
-Verify-each is fcore's own test switch, read on every eager primitive application: the
-``FCORE_VERIFY`` environment variable (read once) gives its default, and ``verify_each``
-or ``config.update("verify", ...)`` set it for the current context only, which keeps
-``verify_enabled`` a bare ``ContextVar.get``.
+Verify-each is fcore's own test switch (JAX's ``jax_enable_checks``): the ``FCORE_VERIFY``
+(or ``JAX_ENABLE_CHECKS``) environment variable, read once, and
+``config.update("jax_enable_checks", ...)`` give its process-wide value; ``verify_each``,
+``enable_checks`` and ``config.update("verify", ...)`` set it for the current context only.
 
 The eager checks (verify-each, ``jax_debug_nans``, ``jax_debug_infs``) share one more
 ``ContextVar`` whose value, a ``_Checks`` list of the checks on, is what an eager primitive
@@ -27,6 +27,9 @@ import weakref
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Literal
+
+from fcore import config_options as _options
+from fcore.config_options import OPTIONS, transfer_guard as transfer_guard
 
 PromotionMode = Literal["standard", "strict"]
 
@@ -50,7 +53,7 @@ def bool_env(name: str, default: bool) -> bool:
 CHECK_NAMES = ("verify", "nans", "infs")
 #: Their process-wide values: verify-each from ``FCORE_VERIFY``, the others from JAX's variables.
 _global_checks: dict[str, bool] = {
-    "verify": _env_flag("FCORE_VERIFY"),
+    "verify": _env_flag("FCORE_VERIFY") or bool_env("JAX_ENABLE_CHECKS", False),
     "nans": bool_env("JAX_DEBUG_NANS", False),
     "infs": bool_env("JAX_DEBUG_INFS", False),
 }
@@ -131,19 +134,26 @@ def debug_infs(new_val: bool = True) -> Iterator[None]:
         yield
 
 
+def _promotion_mode(value: object) -> PromotionMode:
+    if value == "standard" or value == "strict":
+        return value
+    raise ValueError(f"numpy_dtype_promotion must be 'standard' or 'strict', got {value!r}")
+
+
 class _Globals:
     """The process-wide values (what ``config.update`` sets)."""
 
     __slots__ = ("x64", "promotion", "disable_jit", "cache_dir", "cache_max_size", "cache_min_secs", "matmul_precision")
 
     def __init__(self) -> None:
-        self.x64 = _env_flag("FCORE_ENABLE_X64")
-        self.promotion: PromotionMode = "standard"
+        self.x64 = _env_flag("FCORE_ENABLE_X64") or bool_env("JAX_ENABLE_X64", False)
+        self.promotion: PromotionMode = _promotion_mode(os.environ.get("JAX_NUMPY_DTYPE_PROMOTION", "standard"))
         self.disable_jit = _env_flag("JAX_DISABLE_JIT")
         # The persistent compilation cache (fcore.backend.compilation_cache): off when None.
         self.cache_dir: str | None = os.environ.get("JAX_COMPILATION_CACHE_DIR") or None
-        self.cache_max_size = -1  # bytes; -1: unbounded, as jax's default
-        self.cache_min_secs = 1.0  # compiles faster than this are not stored, as in jax
+        self.cache_max_size = int(os.environ.get("JAX_COMPILATION_CACHE_MAX_SIZE", -1))  # bytes; -1: unbounded
+        # compiles faster than this are not stored, as in jax
+        self.cache_min_secs = float(os.environ.get("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", 1.0))
         self.matmul_precision: str | None = os.environ.get("JAX_DEFAULT_MATMUL_PRECISION") or None
 
 
@@ -151,7 +161,6 @@ _globals = _Globals()
 # Context-local overrides; no default, so ``get(global value)`` falls back to the global.
 _x64: ContextVar[bool] = ContextVar("fcore_enable_x64")
 _promotion: ContextVar[PromotionMode] = ContextVar("fcore_numpy_dtype_promotion")
-_verify: ContextVar[bool] = ContextVar("fcore_verify_each", default=_env_flag("FCORE_VERIFY"))
 _jit_disabled: ContextVar[bool] = ContextVar("fcore_disable_jit")
 _matmul_precision: ContextVar[str | None] = ContextVar("fcore_default_matmul_precision")
 
@@ -168,8 +177,9 @@ def promotion_mode() -> PromotionMode:
     return _promotion.get(_globals.promotion)
 
 
-#: Whether every jaxpr fcore produces is type-checked (MLIR's verify-each).
-verify_enabled = _verify.get
+def verify_enabled() -> bool:
+    """Whether every jaxpr fcore produces is type-checked (MLIR's verify-each)."""
+    return "verify" in _checks.get()
 
 
 def jit_disabled() -> bool:
@@ -223,12 +233,6 @@ def _cache_dir(value: object) -> str | None:
     raise TypeError(f"compilation_cache_dir must be a path or None, got {value!r}")
 
 
-def _promotion_mode(value: object) -> PromotionMode:
-    if value == "standard" or value == "strict":
-        return value
-    raise ValueError(f"numpy_dtype_promotion must be 'standard' or 'strict', got {value!r}")
-
-
 _ALIASES = {
     "jax_enable_x64": "enable_x64",
     "jax_numpy_dtype_promotion": "numpy_dtype_promotion",
@@ -241,6 +245,7 @@ _ALIASES = {
     "jax_default_matmul_precision": "default_matmul_precision",
     "jax_debug_nans": "debug_nans",
     "jax_debug_infs": "debug_infs",
+    "jax_enable_checks": "enable_checks",
 }
 
 #: Called with the new value of ``num_cpu_devices`` (installed by ``fcore.backend``, which
@@ -273,8 +278,9 @@ class Config:
         elif key == "disable_jit":
             _globals.disable_jit = bool(value)
         elif key == "verify":
-            _verify.set(bool(value))  # context-local: see the module docstring
-            _checks.set(_override_checks("verify", bool(value)))
+            _checks.set(_override_checks("verify", bool(value)))  # context-local: see the module docstring
+        elif key == "enable_checks":
+            _set_global_check("verify", bool(value))
         elif key == "debug_nans":
             _set_global_check("nans", bool(value))
         elif key == "debug_infs":
@@ -292,6 +298,8 @@ class Config:
             _globals.cache_min_secs = float(value)  # type: ignore[arg-type]  # any float-like value
         elif key == "default_matmul_precision":
             _globals.matmul_precision = _matmul_precision_value(value)
+        elif name in OPTIONS:
+            OPTIONS[name].update(value)
         else:
             raise AttributeError(f"Unrecognized config option: {name}")
 
@@ -304,7 +312,7 @@ class Config:
             return promotion_mode()
         if key == "disable_jit":
             return jit_disabled()
-        if key == "verify":
+        if key == "verify" or key == "enable_checks":
             return verify_enabled()
         if key == "debug_nans":
             return check_enabled("nans")
@@ -320,6 +328,10 @@ class Config:
             return _globals.cache_min_secs
         if key == "default_matmul_precision":
             return default_matmul_precision_value()
+        option = OPTIONS.get(name)
+        if option is not None:
+            value = option.get()
+            return value if value is None or isinstance(value, (bool, str, int, float)) else str(value)
         raise AttributeError(f"Unrecognized config option: {name}")
 
     def __getattr__(self, name: str) -> bool | str | int | float | None:
@@ -332,7 +344,8 @@ class Config:
     @property
     def values(self) -> dict[str, bool | str | int | float | None]:
         """Every setting's value in effect here, by name (as ``jax.config.values``)."""
-        return {name: self.read(name) for name in dict.fromkeys(_ALIASES.values())}
+        names = [*dict.fromkeys(_ALIASES.values()), *OPTIONS]
+        return {name: self.read(name) for name in names}
 
     @property
     def enable_x64(self) -> bool:
@@ -400,10 +413,69 @@ def default_matmul_precision(precision: str | None) -> Iterator[None]:
 @contextlib.contextmanager
 def verify_each(on: bool = True) -> Iterator[None]:
     """Type-check every jaxpr produced inside the block."""
-    token = _verify.set(on)
-    checks_token = _checks.set(_override_checks("verify", on))
-    try:
+    with _checks_override("verify", bool(on)):
         yield
-    finally:
-        _checks.reset(checks_token)
-        _verify.reset(token)
+
+
+@contextlib.contextmanager
+def enable_checks(new_val: bool = True) -> Iterator[None]:
+    """``jax.enable_checks``: fcore's verify-each (every jaxpr type-checked, eager impl results
+    checked against their abstract evaluation) inside the block."""
+    with _checks_override("verify", bool(new_val)):
+        yield
+
+
+@contextlib.contextmanager
+def log_compiles(new_val: bool = True) -> Iterator[None]:
+    """Log each jit trace and XLA compile at WARNING level inside the block: ``jax.log_compiles``."""
+    with _options.LOG_COMPILES.override(new_val):
+        yield
+
+
+@contextlib.contextmanager
+def numpy_rank_promotion(new_val: str) -> Iterator[None]:
+    """``"allow"``, ``"warn"`` or ``"raise"`` on implicit rank promotion in ``fcore.numpy``."""
+    with _options.RANK_PROMOTION.override(new_val):
+        yield
+
+
+@contextlib.contextmanager
+def default_prng_impl(new_val: str) -> Iterator[None]:
+    """The PRNG of new keys inside the block (``"threefry2x32"``, the one fcore has)."""
+    with _options.PRNG_IMPL.override(new_val):
+        yield
+
+
+@contextlib.contextmanager
+def checking_leaks() -> Iterator[None]:
+    """``jax.checking_leaks``: ``jax_check_tracer_leaks`` on (not supported: ``NotImplementedError``)."""
+    with _options.CHECK_TRACER_LEAKS.override(True):
+        yield
+
+
+@contextlib.contextmanager
+def default_device(new_val: object) -> Iterator[None]:
+    """``jax.default_device``: where arrays are placed and jit runs when no device is given."""
+    with _options.DEFAULT_DEVICE.override(new_val):
+        yield
+
+
+@contextlib.contextmanager
+def transfer_guard_host_to_device(new_val: str) -> Iterator[None]:
+    """The guard of host-to-device transfers inside the block (see ``transfer_guard``)."""
+    with _options.TRANSFER_GUARD_H2D.override(new_val):
+        yield
+
+
+@contextlib.contextmanager
+def transfer_guard_device_to_device(new_val: str) -> Iterator[None]:
+    """The guard of device-to-device transfers (accepted; fcore has no implicit ones)."""
+    with _options.TRANSFER_GUARD_D2D.override(new_val):
+        yield
+
+
+@contextlib.contextmanager
+def transfer_guard_device_to_host(new_val: str) -> Iterator[None]:
+    """The guard of device-to-host transfers (accepted; not enforced by fcore)."""
+    with _options.TRANSFER_GUARD_D2H.override(new_val):
+        yield

@@ -11,6 +11,8 @@ import ctypes
 import functools
 import gc
 import inspect
+import logging
+import time
 import types
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -27,6 +29,8 @@ from fcore.api.staging import ShapeDtypeStruct, abstractify, fun_name
 from fcore.api.stages import Lowered, Specialization, Traced
 from fcore.backend import runtime
 from fcore.config import eager_checks, jit_disabled, trace_context
+from fcore.config_options import compile_log_level
+from fcore.api.transfer_guard import check_host_to_device, host_to_device_guard
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import EVAL_TRACE, to_numpy_arg
 from fcore.interpreters.float_checks import check_call
@@ -51,6 +55,7 @@ _OUTPUT_TYPES = (Array, np.ndarray, np.generic, bool, int, float, complex)
 
 P = ParamSpec("P")
 R = TypeVar("R")
+_logger = logging.getLogger(__name__)
 
 
 class _TraceCache:
@@ -217,7 +222,11 @@ class Jitted(Generic[P, R]):
             out_trees.append(out_tree)
             return staged
 
+        start = time.perf_counter()
         closed = trace_to_jaxpr(flat_fun, avals, f"jit({self.name})")
+        level = compile_log_level()  # ``jax_log_compiles``: JAX's log line
+        if _logger.isEnabledFor(level):
+            _logger.log(level, "Finished tracing %s for jit in %.9f sec", self.name, time.perf_counter() - start)
         hoisted, consts = hoist_consts(closed)
         out_tree = out_trees[0]
         names, donated = dynamic_leaf_info(self._spec, self._sig, call)
@@ -294,6 +303,9 @@ class Jitted(Generic[P, R]):
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         entry, flat = self._specialize(args, kwargs)
         if current_trace() is EVAL_TRACE:
+            guard = host_to_device_guard()  # ``jax_transfer_guard``: host arguments are transfers
+            if guard != "allow":
+                check_host_to_device(flat, False, guard)
             launch = entry.launch
             if launch is None or _has_sharded(flat):
                 spmd = self._spmd_launch(entry, args, flat)
@@ -531,9 +543,12 @@ def device_put(x: Any, device: Any = None) -> Any:
                 to_device(leaf)  # makes and keeps its device copy
                 return leaf
             return ArrayImpl(None, leaf.weak_type, runtime.device_put(leaf.host(), device), leaf.aval)
+        if guard != "allow":
+            check_host_to_device([leaf], True, guard)
         host, weak = to_numpy_arg(leaf)
         return ArrayImpl(None, weak, runtime.device_put(host, device), ShapedArray(host.shape, host.dtype, weak))
 
+    guard = host_to_device_guard()
     return tree_util.tree_map(put, x)
 
 
