@@ -479,3 +479,34 @@ def transfer_guard_device_to_host(new_val: str) -> Iterator[None]:
     """The guard of device-to-host transfers (accepted; not enforced by fcore)."""
     with _options.TRANSFER_GUARD_D2H.override(new_val):
         yield
+
+
+def _option_context(name: str) -> Callable[[object], contextlib.AbstractContextManager[None]]:
+    """The context manager JAX exposes for option ``name`` (``jax.<name without jax_>``)."""
+    option = OPTIONS[name]
+
+    def context(new_val: object = True) -> contextlib.AbstractContextManager[None]:
+        return option.override(new_val)
+
+    context.__name__ = context.__qualname__ = name.removeprefix("jax_")
+    context.__doc__ = f"``{name}`` inside a ``with`` block, context-locally. {option.doc}"
+    return context
+
+
+# JAX's context managers of the options fcore accepts only at their default value (or that
+# change nothing in fcore): entering one with another value raises ``NotImplementedError``.
+allow_f16_reductions = _option_context("jax_allow_f16_reductions")
+array_garbage_collection_guard = _option_context("jax_array_garbage_collection_guard")
+auto_pcast = _option_context("jax_auto_pcast")
+check_tracer_leaks = _option_context("jax_check_tracer_leaks")
+debug_key_reuse = _option_context("jax_debug_key_reuse")
+enable_custom_prng = _option_context("jax_enable_custom_prng")
+explain_cache_misses = _option_context("jax_explain_cache_misses")
+jax2tf_associative_scan_reductions = _option_context("jax2tf_associative_scan_reductions")
+legacy_prng_key = _option_context("jax_legacy_prng_key")
+no_execution = _option_context("jax_no_execution")
+no_tracing = _option_context("jax_no_tracing")
+remove_size_one_mesh_axis_from_type = _option_context("jax_remove_size_one_mesh_axis_from_type")
+softmax_custom_jvp = _option_context("jax_softmax_custom_jvp")
+thread_guard = _option_context("jax_thread_guard")
+threefry_partitionable = _option_context("jax_threefry_partitionable")

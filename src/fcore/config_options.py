@@ -191,8 +191,17 @@ PLATFORMS = define(
     "jax_platforms", None, parse_optional_str,
     doc="Comma-separated platforms in priority order; fcore's one client is the first one's.",
 )
+def _device_or_platform(raw: Value) -> Value:
+    if raw is None or isinstance(raw, str) or (hasattr(raw, "platform") and hasattr(raw, "id")):
+        return raw
+    raise ValueError(
+        "jax.default_device must be passed either a Device object (e.g. `jax.devices('cpu')[0]`) or a platform "
+        f"name string like 'cpu' or 'gpu', got: {raw!r}"
+    )
+
+
 DEFAULT_DEVICE = define(
-    "jax_default_device", None, lambda v: v,
+    "jax_default_device", None, _device_or_platform,
     doc="Where arrays are placed and jit runs when no device is given: fcore runs on its first device "
         "only, so only that device (or its platform name) is accepted.",
 )
