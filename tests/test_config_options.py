@@ -164,6 +164,8 @@ def test_environment_and_platforms_at_start_up() -> None:
         import fcore, fcore.numpy as fnp
         assert fcore.config.jax_debug_nans and fcore.config.jax_numpy_rank_promotion == "raise"
         assert fcore.config.read("jax_log_compiles") is True and fcore.config.jax_platforms == "tpu"
+        assert fcore.config.jax_compilation_cache_max_size == 1000 and fcore.config.jax_enable_checks
+        assert fcore.config.jax_persistent_cache_min_compile_time_secs == 0.5
         try:
             fcore.devices()
         except RuntimeError as e:
@@ -177,8 +179,10 @@ def test_environment_and_platforms_at_start_up() -> None:
             print("after", e)
     """)
     env = {**os.environ, "JAX_DEBUG_NANS": "true", "JAX_NUMPY_RANK_PROMOTION": "raise", "JAX_LOG_COMPILES": "1",
-           "JAX_PLATFORMS": "tpu", "PYTHONPATH": str(ROOT / "src")}
+           "JAX_PLATFORMS": "tpu", "JAX_COMPILATION_CACHE_MAX_SIZE": "1000", "JAX_ENABLE_CHECKS": "on",
+           "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.5", "PYTHONPATH": str(ROOT / "src")}
     env.pop("FCORE_PLATFORM", None)
+    env.pop("FCORE_VERIFY", None)  # verify-each from JAX_ENABLE_CHECKS alone
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
