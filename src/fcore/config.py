@@ -264,9 +264,12 @@ class Config:
     ``jax_compilation_cache_dir``, env ``JAX_COMPILATION_CACHE_DIR``; None turns the persistent
     cache off), ``compilation_cache_max_size`` (bytes, -1 for no bound) and
     ``persistent_cache_min_compile_time_secs`` (with their ``jax_`` aliases), and
-    ``default_matmul_precision`` (alias ``jax_default_matmul_precision``). An update of a JAX setting is
-    process-wide (a ``with`` block of the matching context manager still overrides it);
-    ``verify`` is set for the current context only.
+    ``default_matmul_precision`` (alias ``jax_default_matmul_precision``), ``debug_nans`` /
+    ``debug_infs`` / ``enable_checks`` (their ``jax_`` aliases), and every other JAX 0.10 option
+    by its JAX name (``fcore.config_options``; docs/config.md says what each does in fcore). An
+    update of a JAX setting is process-wide (a ``with`` block of the matching context manager
+    still overrides it); ``verify`` is set for the current context only. Unknown names raise
+    JAX's ``AttributeError``; ``config.<name>`` reads a setting as ``read`` does.
     """
 
     def update(self, name: str, value: object) -> None:
