@@ -50,6 +50,8 @@ def _both(program: Callable[[ModuleType, Any], object], option: str) -> tuple[st
 def test_eager_primitives_name_themselves() -> None:
     expected, got = _both(lambda lib, np_: np_.log(-1.0), "jax_debug_nans")
     assert got == expected == "FloatingPointError: invalid value (nan) encountered in log"
+    expected, got = _both(lambda lib, np_: np_.log(np_.asarray(-1.0, "bfloat16")), "jax_debug_nans")
+    assert got == expected == "FloatingPointError: invalid value (nan) encountered in log"  # not a NumPy float
     expected, got = _both(lambda lib, np_: np_.log(np.float32(0)), "jax_debug_infs")
     assert got == expected == "FloatingPointError: invalid value (inf) encountered in log"
     # Integer results and finite ones pass; off, nothing is checked.

@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from fcore.config import check_enabled
+from fcore.ir.dtypes import is_inexact
 
 
 def special_kind(values: Sequence[object]) -> str | None:
@@ -22,7 +23,7 @@ def special_kind(values: Sequence[object]) -> str | None:
     nans, infs = check_enabled("nans"), check_enabled("infs")
     for v in values:
         arr = _host(v)
-        if arr is None or not np.issubdtype(arr.dtype, np.inexact):
+        if arr is None or not is_inexact(arr.dtype):  # bfloat16 and the float8s too
             continue
         if nans and np.isnan(arr).any():
             return "nan"
