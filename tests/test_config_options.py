@@ -105,6 +105,9 @@ def test_default_device_accepts_fcores_device() -> None:
         assert fcore.device_put(fnp.ones(2)).device == first
     with pytest.raises(ValueError, match="must be passed either a Device object"):
         fcore.config.update("jax_default_device", 3)
+    assert fcore.devices(first.platform) == fcore.local_devices(backend=first.platform) == fcore.devices()
+    with pytest.raises(RuntimeError, match=r"Unknown backend foo. Available backends are \["):
+        fcore.device_count("foo")
 
 
 def _both(f: Callable[[object, object], object]) -> tuple[list[str], list[str]]:
