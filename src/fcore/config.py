@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import weakref
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -72,8 +73,9 @@ class _Checks(list[str]):
         super().__init__()
         self.overrides = overrides
         self.floats = False
-        self.refresh()
-        _live[id(self)] = self
+        with _live_lock:
+            self.refresh()
+            _live[id(self)] = self
 
     def refresh(self) -> None:
         on = [n for n in CHECK_NAMES if self.overrides.get(n, _global_checks[n])]
@@ -82,6 +84,7 @@ class _Checks(list[str]):
 
 
 _live: weakref.WeakValueDictionary[int, _Checks] = weakref.WeakValueDictionary()
+_live_lock = threading.Lock()
 _checks: ContextVar[_Checks] = ContextVar("fcore_eager_checks", default=_Checks({}))
 
 #: The eager checks on here: an empty list (falsy) when none is. Read on every eager
@@ -100,9 +103,10 @@ def check_enabled(name: str) -> bool:
 
 
 def _set_global_check(name: str, value: bool) -> None:
-    _global_checks[name] = value
-    for checks in list(_live.values()):
-        checks.refresh()
+    with _live_lock:
+        _global_checks[name] = value
+        for checks in list(_live.values()):
+            checks.refresh()
 
 
 def _override_checks(name: str, value: bool) -> _Checks:
