@@ -20,7 +20,7 @@ import pytest
 
 import fcore
 import fcore.numpy as fnp
-from fcore.config import verify_enabled
+from fcore.config import compilation_cache_dir, verify_enabled
 from fcore.config_options import OPTIONS, INERT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,6 +97,17 @@ def test_enable_checks_is_verify_each() -> None:
         fcore.config.update("jax_enable_checks", True)  # process-wide, yet the block's own setting wins
         assert not verify_enabled()
     assert verify_enabled() and fcore.config.jax_enable_checks is True
+
+
+def test_enable_compilation_cache_false_turns_the_cache_off(tmp_path: Path) -> None:
+    fcore.config.update("jax_compilation_cache_dir", str(tmp_path))
+    try:
+        assert compilation_cache_dir() == str(tmp_path)
+        fcore.config.update("jax_enable_compilation_cache", False)
+        assert compilation_cache_dir() is None and fcore.config.jax_compilation_cache_dir == str(tmp_path)
+    finally:
+        fcore.config.update("jax_enable_compilation_cache", True)
+        fcore.config.update("jax_compilation_cache_dir", None)
 
 
 def test_default_device_accepts_fcores_device() -> None:

@@ -215,8 +215,9 @@ def _matmul_precision_value(value: object) -> str | None:
 
 
 def compilation_cache_dir() -> str | None:
-    """The persistent compilation cache's directory, or None when the cache is off."""
-    return _globals.cache_dir
+    """The persistent compilation cache's directory, or None when the cache is off (no
+    directory, or ``jax_enable_compilation_cache`` False)."""
+    return _globals.cache_dir if _options.ENABLE_COMPILATION_CACHE.get() else None
 
 
 def compilation_cache_max_size() -> int:

@@ -247,6 +247,10 @@ CHECK_TRACER_LEAKS = define(
     ),
     doc="False only; a leaked tracer raises UnexpectedTracerError where it is used.",
 )
+ENABLE_COMPILATION_CACHE = define(
+    "jax_enable_compilation_cache", True, parse_bool,
+    doc="False turns the persistent compilation cache off even where jax_compilation_cache_dir is set.",
+)
 _GUARD = enum(("allow", "log", "disallow", "log_explicit", "disallow_explicit"), optional=True)
 TRANSFER_GUARD = define(
     "jax_transfer_guard", None, _GUARD,
@@ -353,7 +357,6 @@ _DEFAULT_ONLY: tuple[tuple[str, Value, Callable[[Value], Value]], ...] = (
     ("jax_dump_ir_modes", "stablehlo", parse_str),
     ("jax_dump_ir_to", "", parse_str),
     ("jax_embedded_constants_max_bytes", 32, parse_int),
-    ("jax_enable_compilation_cache", True, parse_bool),
     ("jax_enable_custom_prng", False, parse_bool),
     ("jax_enable_pgle", False, parse_bool),
     ("jax_enable_recoverability", False, parse_bool),
