@@ -248,8 +248,8 @@ class Jitted(Generic[P, R]):
         if jit_disabled():
             return self.fun(*args, **kwargs)  # ``disable_jit``: op by op, as plain Python
         if self._plain and CURRENT_TRACE.get() is EVAL_TRACE and not eager_checks().floats:
-            # Fast path (not under ``debug_nans``/``debug_infs``: ``_call`` checks the outputs), the common cached call: fcore arrays that already live on one device,
-            # outside any transformation. The candidates for the call's argument tree are
+            # Fast path, the common cached call: fcore arrays that already live on one device,
+            # outside any transformation, with no NaN/Inf check on (``_call`` does those). The candidates for the call's argument tree are
             # compared by the leaves' avals in one list comparison. A leaf that is not an
             # fcore array has no ``_aval``; ``_aval`` is None until an array's aval is first
             # asked for, and such a list matches nothing. Everything else (and a first call)
