@@ -74,6 +74,8 @@ def test_rotation_eager_and_x64_types() -> None:
         _compare(rot.as_matrix(), theirs.as_matrix(), "eager from_quat/as_matrix")
         stack: Any = rot
         assert len(rot) == 5 and stack[0].single and not rot.single
+        with fcore.numpy_rank_promotion("raise"), jax.numpy_rank_promotion("raise"):
+            _compare(rot.as_euler("xyz"), theirs.as_euler("xyz"), "eager as_euler, rank promotion raising")
     args = tuple(a.astype(np.float64) for a in (QUATS, EULER, VECS, CANON))
     with modes(x64=True):
         mine = fcore.make_jaxpr(_all(fst))(*args).out_avals

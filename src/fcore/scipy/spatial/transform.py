@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 import fcore.numpy as fnp
+from fcore.config import numpy_rank_promotion
 from fcore.interpreters.array import Array
 from fcore.lax._base import ArrayLike
 from fcore.numpy import linalg as np_linalg
@@ -113,7 +114,8 @@ class Rotation(typing.NamedTuple):
             raise ValueError(f"Expected 3 axes, got {seq}.")
         extrinsic = _check_seq(seq)
         axes = fnp.array([_elementary_basis_index(x) for x in seq.lower()])
-        return _compute_euler_from_quat(self.quat, axes, extrinsic, degrees)
+        with numpy_rank_promotion("allow"):  # as JAX: the core function mixes ranks
+            return _compute_euler_from_quat(self.quat, axes, extrinsic, degrees)
 
     def as_matrix(self) -> Array:
         """Rotation matrices ``(..., 3, 3)``."""
