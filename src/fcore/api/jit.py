@@ -43,6 +43,9 @@ from fcore.lax.call import Launch, bind_jit, clear_executable_cache, hoist_const
 _flatten = tree_util.default_registry.flatten
 
 DeviceBuffer = runtime.DeviceBuffer
+#: ``object.__new__``, typed, looked up once (on a class each lookup makes a method object).
+_new_buffer = DeviceBuffer.__new__
+_new_array = ArrayImpl.__new__
 
 #: What a traced function may return as a leaf (anything else is a ``TypeError``).
 _OUTPUT_TYPES = (Array, np.ndarray, np.generic, bool, int, float, complex)
@@ -283,10 +286,10 @@ class Jitted(Generic[P, R]):
                         return finish(outs)
                     # ``ArrayImpl(None, weak, DeviceBuffer(outs[0], rt_aval), aval)`` without
                     # the two ``__init__`` calls (half the cost of the wrapping)
-                    buf = DeviceBuffer.__new__(DeviceBuffer)
+                    buf = _new_buffer(DeviceBuffer)
                     buf._array = outs[0]
                     buf._aval = single[0]
-                    out = ArrayImpl.__new__(ArrayImpl)
+                    out = _new_array(ArrayImpl)
                     out._np = None
                     out._device = buf
                     out._weak = single[1]
