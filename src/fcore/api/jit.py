@@ -275,6 +275,8 @@ class Jitted(Generic[P, R]):
             except AttributeError:
                 candidates = None
         if candidates is None:  # a pytree argument, or keywords: jaxlib's C++ flattener
+            if jit_disabled():
+                return self.fun(*args, **kwargs)  # ``disable_jit``: op by op, as plain Python
             flat, tree = _flatten((args, kwargs))
             candidates = self._fast.get(tree)
             if candidates is not None:
