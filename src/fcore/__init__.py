@@ -122,6 +122,9 @@ from fcore.api.custom import (
 from fcore import debug as debug
 from fcore import experimental as experimental
 from fcore import image as image
+from fcore import ops as ops
+from fcore import custom_batching as custom_batching
+from fcore import profiler as profiler
 from fcore.lax.callbacks import effects_barrier as effects_barrier, pure_callback as pure_callback
 from fcore.api.front_end import (
     ensure_compile_time_eval as ensure_compile_time_eval,
