@@ -67,6 +67,9 @@ def run() -> list[Result]:
     jf = jax.jit(lambda x, y: x * y + 1)
     results.append(compare("jit dispatch x*y+1 f32[8] (+wait)", lambda: ff(fa, fb).block_until_ready(),
                            lambda: jf(ja, jb).block_until_ready(), number=2000, target="<= 1.0"))
+    fo, fo2, jo, jo2 = ff(fa, fb), ff(fb, fa), jf(ja, jb), jf(jb, ja)  # arrays that jit returned
+    results.append(compare("jit dispatch x*y+1 on jit results (+wait)", lambda: ff(fo, fo2).block_until_ready(),
+                           lambda: jf(jo, jo2).block_until_ready(), number=2000, target="<= 1.0"))
     x8 = np.linspace(0, 1, 8, dtype=np.float32)
 
     def fcore_chain_first() -> object:

@@ -195,6 +195,8 @@ def test_cached_call_takes_the_fast_path_and_puts_nothing(monkeypatch: pytest.Mo
     f = fcore.jit(lambda x, y: (x * y + host_const, x))
     a, b = fcore.device_put(X), fcore.device_put(X + 1)
     f(a, b)
+    one = fcore.jit(lambda x: x * 2)
+    one(a)
 
     def no_slow_path(*args: Any) -> Any:
         raise AssertionError("cached call left the fast path")
@@ -207,6 +209,11 @@ def test_cached_call_takes_the_fast_path_and_puts_nothing(monkeypatch: pytest.Mo
     out, same = f(a, b)
     np.testing.assert_allclose(np.asarray(out), X * (X + 1) + host_const, rtol=1e-6)
     np.testing.assert_array_equal(np.asarray(same), X)
+    again, _ = f(out, same)  # arrays the fast path returned are fast-path arguments too
+    np.testing.assert_allclose(np.asarray(again), (X * (X + 1) + host_const) * X + host_const, rtol=1e-6)
+    doubled = one(one(a))  # the one-result case, which the fast path wraps itself
+    assert type(doubled) is type(a) and doubled.aval == a.aval and not doubled.weak_type
+    np.testing.assert_array_equal(np.asarray(doubled), X * 4)
 
 
 def test_pytree_and_keyword_calls_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -42,12 +42,15 @@ from fcore.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceS
 from fcore.api.spmd import SpmdLaunch, jaxpr_mesh, spmd_launch
 from fcore.api.spmd_stages import SpmdLowered
 from fcore.backend.sharded import ShardedBuffer
-from fcore.lax.call import bind_jit, clear_executable_cache, hoist_consts, to_device
+from fcore.lax.call import Launch, bind_jit, clear_executable_cache, hoist_consts, to_device
 
 #: jaxlib's C++ flattener, called directly on this hot path (no Python frame in between).
 _flatten = tree_util.default_registry.flatten
 
 DeviceBuffer = runtime.DeviceBuffer
+#: ``object.__new__``, typed, looked up once (on a class each lookup makes a method object).
+_new_buffer = DeviceBuffer.__new__
+_new_array = ArrayImpl.__new__
 
 #: What a traced function may return as a leaf (anything else is a ``TypeError``).
 _OUTPUT_TYPES = (Array, np.ndarray, np.generic, bool, int, float, complex)
@@ -74,12 +77,18 @@ class _TraceCache:
     def drop_launches(self) -> None:
         for entry in self.entries.values():
             entry.launch = None
+        self.fast.clear()  # their candidates hold the launches
+        self.fast_flat.clear()
 
 
 #: A fast-path candidate: the flat argument avals (compared as a list, which compares
 #: element by element and identical objects without a Python call: avals are interned, so
-#: a hit costs one C loop), the settings traced under (``trace_context()``), and the specialization.
-_FastEntry = tuple[list[ShapedArray], tuple[bool, str | None], Specialization]
+#: a hit costs one C loop), the settings traced under (``trace_context()``), and the
+#: specialization's launch in parts (``Launch.fast_parts``).
+_FastEntry = tuple[
+    list[ShapedArray], tuple[bool, str | None], runtime.LaunchFn, list[runtime.ResultHandler],
+    "tuple[runtime.OutAval, bool, ShapedArray] | None", "Callable[[list[runtime.RawArray]], object] | None",
+]
 
 
 #: Fast-path candidates kept per argument tree (most recent first), and trees per function.
@@ -245,54 +254,64 @@ class Jitted(Generic[P, R]):
 
     # -- calls ----------------------------------------------------------------------------
     def _dispatch(self, *args: Any, **kwargs: Any) -> Any:
-        if jit_disabled():
-            return self.fun(*args, **kwargs)  # ``disable_jit``: op by op, as plain Python
-        if self._plain and CURRENT_TRACE.get() is EVAL_TRACE and not eager_checks().floats:
-            # Fast path, the common cached call: fcore arrays that already live on one device,
-            # outside any transformation, with no NaN/Inf check on (``_call`` does those). The candidates for the call's argument tree are
-            # compared by the leaves' avals in one list comparison. A leaf that is not an
-            # fcore array has no ``_aval``; ``_aval`` is None until an array's aval is first
-            # asked for, and such a list matches nothing. Everything else (and a first call)
-            # goes through ``_call``, which fills the fast caches.
+        # Fast path, the common cached call: fcore arrays that already live on one device,
+        # outside any transformation, with jit enabled and no NaN/Inf check on (``_call`` does
+        # those). The candidates for the call's argument tree are compared by the leaves' avals
+        # in one list comparison. A leaf that is not an fcore array has no ``_aval``, one
+        # without its one-device copy (host only, sharded, deleted) no ``_device._array`` (its
+        # jaxlib array): the slow path, which also skips the unused ones. ``_aval`` is None
+        # until an array's aval is first asked for, and such a list matches nothing. Everything else (and a first call) goes through ``_call``,
+        # which fills the fast caches (only for jit objects without static, donated or sharded
+        # arguments: the others never have candidates). Loops, not comprehensions: each of
+        # those makes a function object per call (Python 3.11).
+        avals: list[ShapedArray | None] = []
+        raw: list[runtime.RawArray] = []
+        candidates = None if kwargs else self._fast_flat.get(len(args))
+        if candidates is not None:  # positional arrays only (the commonest call): no tree to build
             try:
-                if kwargs:
-                    raise AttributeError
-                # Positional arrays only (the commonest call): no tree to build.
-                avals = [x._aval for x in args]
-                candidates = self._fast_flat.get(len(args))
-                flat: Sequence[Any] = args
-            except AttributeError:  # a pytree argument, or keywords: jaxlib's C++ flattener
-                flat, tree = _flatten((args, kwargs))
-                candidates = self._fast.get(tree)
+                for x in args:
+                    avals.append(x._aval)
+                    raw.append(x._device._array)
+            except AttributeError:
+                candidates = None
+        if candidates is None:  # a pytree argument, or keywords: jaxlib's C++ flattener
+            if jit_disabled():
+                return self.fun(*args, **kwargs)  # ``disable_jit``: op by op, as plain Python
+            flat, tree = _flatten((args, kwargs))
+            candidates = self._fast.get(tree)
+            if candidates is not None:
+                avals.clear()
+                raw.clear()
                 try:
-                    avals = [x._aval for x in flat]
+                    for x in flat:
+                        avals.append(x._aval)
+                        raw.append(x._device._array)
                 except AttributeError:
                     candidates = None
-            if candidates is not None:
-                settings = trace_context()
-                for c_avals, c_settings, entry in candidates:
-                    if c_settings == settings and c_avals == avals:
-                        launch = entry.launch
-                        if launch is None:
-                            break
-                        try:  # the jaxlib arrays (``DeviceBuffer.raw_array()``, inlined); an array
-                            # without its one-device copy (host only, sharded, deleted; a tracer)
-                            # has none: the slow path, which also skips the unused ones
-                            raw: list[runtime.RawArray] = [x._device._array for x in flat]
-                        except AttributeError:
-                            break
-                        kept = launch.kept
-                        if kept is not None:
-                            raw = [raw[i] for i in kept]
-                        if launch.consts:
-                            raw[:0] = launch.consts
-                        outs = launch.run(raw).consume_with_handlers(launch.handlers)
-                        one = launch.single
-                        if one is not None and entry.leaf_out:
-                            return ArrayImpl(None, one[0], DeviceBuffer(outs[0], one[1]), one[2])
-                        return entry.out_tree.unflatten(
-                            [ArrayImpl(None, w, DeviceBuffer(o, r), av) for o, (w, r, av) in zip(outs, launch.outs)]
-                        )
+        if (
+            candidates is not None and CURRENT_TRACE.get() is EVAL_TRACE and not jit_disabled()
+            and not eager_checks().floats
+        ):
+            settings = trace_context()
+            for c_avals, c_settings, run, handlers, single, finish in candidates:
+                if c_avals == avals and c_settings == settings:
+                    outs = run(raw).consume_with_handlers(handlers)
+                    if single is None:
+                        assert finish is not None
+                        return finish(outs)
+                    # ``ArrayImpl(None, weak, DeviceBuffer(outs[0], rt_aval), aval)`` without
+                    # the two ``__init__`` calls (half the cost of the wrapping)
+                    buf = _new_buffer(DeviceBuffer)
+                    buf._array = outs[0]
+                    buf._aval = single[0]
+                    out = _new_array(ArrayImpl)
+                    out._np = None
+                    out._device = buf
+                    out._weak = single[1]
+                    out._aval = single[2]
+                    return out
+        if jit_disabled():
+            return self.fun(*args, **kwargs)  # ``disable_jit``: op by op, as plain Python
         return self._call(args, kwargs)
 
     if TYPE_CHECKING:  # called as ``fun`` is; ``_dispatch`` itself, with no extra frame, at runtime
@@ -321,7 +340,7 @@ class Jitted(Generic[P, R]):
             if eager_checks().floats:
                 self._check_outputs(outs, args, kwargs)
             elif self._plain and not entry.float0_outs:
-                self._remember(entry, flat)
+                self._remember(entry, launch, flat)
         else:
             outs = bind_jit(entry.hoisted, [*entry.consts, *flat], self.name)
         return entry.results(outs)
@@ -330,7 +349,7 @@ class Jitted(Generic[P, R]):
         """``debug_nans``/``debug_infs``: a special output re-runs ``fun`` op by op, as JAX."""
         check_call(f"jit({self.name})", outs, lambda: self.fun(*args, **kwargs))
 
-    def _remember(self, entry: Specialization, flat: Sequence[Any]) -> None:
+    def _remember(self, entry: Specialization, launch: Launch, flat: Sequence[Any]) -> None:
         """Make ``entry`` a fast-path candidate for calls like this one, if every argument
         leaf is an fcore array on one device (``launch`` has just put host ones there)."""
         if len(flat) != entry.in_tree.num_leaves:  # float0 arguments were dropped
@@ -350,7 +369,9 @@ class Jitted(Generic[P, R]):
             candidates = fast[key] = []
         settings = trace_context()
         candidates[:] = [c for c in candidates if not (c[1] == settings and c[0] == avals)]  # a stale one
-        candidates.insert(0, (avals, settings, entry))
+        one = entry.leaf_out and entry.out_tree.num_leaves == 1  # (``None`` is a leaf tree of no leaves)
+        candidates.insert(0, (avals, settings, *launch.fast_parts(None if one else entry.out_tree.unflatten)))
+        _with_launches.add(self._caches)  # ``clear_caches`` must drop the candidate's launch
         del candidates[_FAST_PER_TREE:]
 
     def _spmd_launch(self, entry: Specialization, args: tuple[Any, ...], flat: Sequence[Any]) -> SpmdLaunch | None:

@@ -33,7 +33,7 @@ from fcore.backend.lowering import (
     threads_token,
 )
 from fcore.errors import FcoreError
-from fcore.interpreters.array import Array, ArrayImpl, register_device_placer
+from fcore.interpreters.array import Array, ArrayImpl, device_array, register_device_placer
 from fcore.interpreters.eval import check_allocation, to_numpy_arg
 from fcore.interpreters.eval_jaxpr import eval_jaxpr
 from fcore.interpreters.trace import Tracer
@@ -273,6 +273,45 @@ class Launch:
             if type(arg) is ArrayImpl:
                 arg.delete()
         return [ArrayImpl(None, w, runtime.DeviceBuffer(o, r), av) for o, (w, r, av) in zip(outs, self.outs)]
+
+    def fast_parts(self, unflatten: Callable[[list[ArrayImpl]], object] | None) -> FastParts:
+        """What jit's cached path needs to run this launch on its arguments' jaxlib arrays
+        (``DeviceBuffer.raw_array()``, every argument in order), looked up once: the launch
+        function (which drops the unused arguments and puts the consts first, where there are
+        any), the result handlers, and either the one result's (runtime aval, weak type, aval)
+        for the caller to wrap itself, or (``unflatten`` given, or several results) a function
+        from the handled results to the call's result. Donating launches have their own path
+        (``__call__``)."""
+        assert not self.donated
+        launch, consts, kept, outs = self.run, self.consts, self.kept, self.outs
+        run = launch
+        if kept is not None or consts:
+            def run_with_consts(raw: Sequence[runtime.RawArray]) -> runtime.ExecuteResults:
+                if kept is not None:
+                    raw = [raw[i] for i in kept]
+                return launch([*consts, *raw])
+
+            run = run_with_consts
+        if unflatten is None and self.single is not None:
+            weak, rt_aval, aval = self.single
+            return run, self.handlers, (rt_aval, weak, aval), None
+        wrap = runtime.wrap_array
+
+        def finish(handled: list[runtime.RawArray]) -> object:
+            results = [device_array(wrap(o, r), w, av) for o, (w, r, av) in zip(handled, outs)]
+            return results[0] if unflatten is None else unflatten(results)
+
+        return run, self.handlers, None, finish
+
+
+#: ``Launch.fast_parts``: launch function, result handlers, the single result's (runtime
+#: aval, weak type, aval) or None, and otherwise the function that builds the results.
+FastParts = tuple[
+    runtime.LaunchFn,
+    list[runtime.ResultHandler],
+    "tuple[runtime.OutAval, bool, ShapedArray] | None",
+    "Callable[[list[runtime.RawArray]], object] | None",
+]
 
 
 def prune_unused(closed: ClosedJaxpr, n_consts: int) -> tuple[ClosedJaxpr, list[int], tuple[int, ...] | None]:
