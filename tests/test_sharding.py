@@ -115,3 +115,34 @@ def test_sharding_errors_match_jax() -> None:
         assert e[0] == "IndivisibleError" and "One of pjit arguments" in e[1], e
         """
     )
+
+
+def test_jit_follows_arguments_committed_to_another_device() -> None:
+    """As JAX: jit runs where its committed arguments live (results stay there), host and
+    default-device arguments move there, two devices at once are JAX's ValueError; a call
+    cached for the default device falls back when its arguments live elsewhere."""
+    out = run_script(
+        """
+        import jax
+        def where(lib, put, ones):
+            d = lib.devices()
+            x = put(np.arange(3, dtype=np.float32), d[1])
+            f = lib.jit(lambda a: a * 2)
+            g = lib.jit(lambda a, b: a + b)
+            h = lib.jit(lambda a: a + np.arange(3.0, dtype=np.float32))  # a constant
+            rows = [f(ones(3)), f(x), f(f(x)), f(np.ones(3, np.float32)), g(x, ones(3)), g(ones(3), x), h(x)]
+            seen = [(r.tolist(), sorted(dv.id for dv in r.devices())) for r in rows]
+            try:
+                g(x, put(np.ones(3, np.float32), d[2]))
+            except ValueError as e:
+                seen.append(str(e))
+            seen.append(lib.grad(lambda a: (a * a).sum())(x).tolist())
+            return seen
+        ours = where(fcore, fcore.device_put, fnp.ones)
+        theirs = where(jax, jax.device_put, jax.numpy.ones)
+        assert ours == theirs, (ours, theirs)
+        print(ours[1][1], ours[6][1])
+        """,
+        num_devices=3,
+    )
+    assert out.split() == ["[1]", "[1]"]

@@ -22,6 +22,7 @@ import numpy as np
 
 from fcore import tree_util
 from fcore.api._float0 import float0, float0_zeros, is_float0
+from fcore.api.committed import committed_device, on_other_device
 from fcore.api.devices import devices as devices
 from fcore.api.placement import to_sharding
 from fcore.api.jit_args import ArgSpec, CallArgs, dynamic_leaf_info, resolve_argnums, signature_of, split_call
@@ -295,7 +296,13 @@ class Jitted(Generic[P, R]):
             settings = trace_context()
             for c_avals, c_settings, run, handlers, single, finish in candidates:
                 if c_avals == avals and c_settings == settings:
-                    outs = run(raw).consume_with_handlers(handlers)
+                    try:
+                        outs = run(raw).consume_with_handlers(handlers)
+                    except runtime.XlaRuntimeError:  # XLA checks devices before running anything
+                        if not on_other_device(_flatten((args, kwargs))[0]):
+                            raise
+                        return self._call(args, kwargs)  # arguments committed to another device:
+                        # ``_call`` turns the cached path off (XLA logs this refusal once)
                     if single is None:
                         assert finish is not None
                         return finish(outs)
@@ -336,10 +343,18 @@ class Jitted(Generic[P, R]):
             if launch is None:
                 launch = entry.get_launch()
                 _with_launches.add(self._caches)
+            device = committed_device(flat, entry.arg_names, getattr(self.fun, "__qualname__", self.name))
+            if device is not None:
+                launch = entry.launch_on(device)
+                # The cached path runs on the default device only: off for a function used
+                # on several devices (rare), rather than a device check in every cached call.
+                self._plain = False
+                self._fast.clear()
+                self._fast_flat.clear()
             outs = launch(flat)
             if eager_checks().floats:
                 self._check_outputs(outs, args, kwargs)
-            elif self._plain and not entry.float0_outs:
+            elif self._plain and not entry.float0_outs and device is None:
                 self._remember(entry, launch, flat)
         else:
             outs = bind_jit(entry.hoisted, [*entry.consts, *flat], self.name)

@@ -46,6 +46,8 @@ class Specialization:
     #: (leaf index, shape) of each ``float0`` result: a tangent of an integer value, which
     #: carries no data, so it is made outside the compiled program (as jax's are).
     float0_outs: tuple[tuple[int, tuple[int, ...]], ...] = ()
+    #: Launches on devices other than the default one, where committed arguments live.
+    device_launches: dict[runtime.Device, Launch] = attrs.field(factory=dict)
 
     def results(self, outs: Sequence[Any]) -> Any:
         """The result tree from the compiled program's outputs."""
@@ -71,6 +73,13 @@ class Specialization:
         if launch is None:
             launch = launch_for(self.hoisted, self.name, self.consts, self.donated)
             self.launch = launch
+        return launch
+
+    def launch_on(self, device: runtime.Device) -> Launch:
+        """The launch that runs on ``device`` (arguments committed to it; no donation there)."""
+        launch = self.device_launches.get(device)
+        if launch is None:
+            launch = self.device_launches[device] = launch_for(self.hoisted, self.name, self.consts, device=device)
         return launch
 
     def aliases(self) -> tuple[int | None, ...]:

@@ -679,9 +679,18 @@ def compile(
     return _compile_cached(client, mlir_module_text, out_avals, dev, num_args, cache_dir)
 
 
+def _compile_options(dev: Device) -> xc.CompileOptions:
+    """XLA's options for a program on ``dev``: its device assignment names ``dev`` (XLA's
+    default is the first device, whatever devices the program is loaded on)."""
+    options = xc.CompileOptions()
+    if dev != _devices[0]:
+        options.device_assignment = xc.DeviceAssignment.create(np.asarray([[dev.id]]))
+    return options
+
+
 def _compile_exe(client: xc.Client, program: str | bytes, dev: Device) -> xc.LoadedExecutable:
     try:
-        return run_to_completion(client.compile_and_load, program, xc.DeviceList((dev,)), xc.CompileOptions())
+        return run_to_completion(client.compile_and_load, program, xc.DeviceList((dev,)), _compile_options(dev))
     except XlaRuntimeError as e:
         raise XlaCompileError(str(e)) from e
 
@@ -696,7 +705,7 @@ def _compile_cached(
 ) -> Executable:
     """Load ``program`` from the persistent cache, else compile it and store it there (when
     it took at least ``persistent_cache_min_compile_time_secs``)."""
-    options = xc.CompileOptions()
+    options = _compile_options(dev)
     key = compilation_cache.cache_key(
         program, jaxlib_version(), dev.platform, dev.device_kind, options.SerializeAsString()  # type: ignore[attr-defined]  # in jaxlib, not in its stub
     )
@@ -730,7 +739,7 @@ def _compile_with_callbacks(
     try:
         module = parse_module(text)
         exe = run_to_completion(
-            client.compile_and_load, module, xc.DeviceList((dev,)), xc.CompileOptions(), callables
+            client.compile_and_load, module, xc.DeviceList((dev,)), _compile_options(dev), callables
         )
     except (XlaRuntimeError, ValueError) as e:
         raise XlaCompileError(str(e)) from e

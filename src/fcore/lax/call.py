@@ -147,10 +147,15 @@ class CompileError(FcoreError, RuntimeError):
     """XLA rejected the program; the message names the jaxpr equation that produced the op."""
 
 
-def compile_jaxpr(closed: ClosedJaxpr, name: str, aliases: Sequence[int | None] = ()) -> runtime.Executable:
+def compile_jaxpr(
+    closed: ClosedJaxpr, name: str, aliases: Sequence[int | None] = (), device: runtime.Device | None = None
+) -> runtime.Executable:
     """The executable for ``closed`` (consts as leading parameters), from the cache if seen.
-    ``aliases`` gives the result each donated parameter's buffer is reused for."""
+    ``aliases`` gives the result each donated parameter's buffer is reused for; ``device``
+    the device it runs on (None: the default device)."""
     key: Hashable = closed.jaxpr if not any(a is not None for a in aliases) else (closed.jaxpr, tuple(aliases))
+    if device is not None:
+        key = (key, device)
     exe = _compiled.get(key)
     if exe is None:
         check_allocation(closed.out_avals)  # before XLA fails to allocate them, asynchronously
@@ -168,7 +173,7 @@ def compile_jaxpr(closed: ClosedJaxpr, name: str, aliases: Sequence[int | None] 
                         name, time.perf_counter() - start)
             start = time.perf_counter()
         try:
-            exe = runtime.compile(text, [(a.shape, a.dtype) for a in closed.out_avals])
+            exe = runtime.compile(text, [(a.shape, a.dtype) for a in closed.out_avals], device=device)
         except runtime.XlaCompileError as e:
             raise CompileError(_explain_compile_error(e, text, closed.jaxpr)) from e
         if logged:
@@ -228,7 +233,7 @@ class Launch:
     uses are left out of the compiled program, so a call does not pass their buffers).
     """
 
-    __slots__ = ("executable", "run", "handlers", "consts", "outs", "single", "donated", "kept")
+    __slots__ = ("executable", "run", "handlers", "consts", "outs", "single", "donated", "kept", "device")
 
     def __init__(
         self,
@@ -237,11 +242,14 @@ class Launch:
         consts: Sequence[ArrayLike],
         donated: tuple[int, ...] = (),
         kept: tuple[int, ...] | None = None,
+        device: runtime.Device | None = None,
     ) -> None:
         self.executable = exe
         self.run, self.handlers, rt_avals = exe.launch_parts()
+        #: The device the program runs on, when not the default one (arguments committed there).
+        self.device = device
         # Consts never change: put them once (an ArrayImpl const also keeps its device copy).
-        self.consts: tuple[runtime.RawArray, ...] = tuple(to_device(c).raw_array() for c in consts)
+        self.consts: tuple[runtime.RawArray, ...] = tuple(self._put(c) for c in consts)
         self.outs: tuple[tuple[bool, runtime.OutAval, ShapedArray], ...] = tuple(
             (a.weak_type, r, a) for a, r in zip(out_avals, rt_avals, strict=True)
         )
@@ -260,19 +268,32 @@ class Launch:
                 if type(a) is not ArrayImpl and isinstance(a, Tracer):
                     to_numpy_arg(a)  # raises UnexpectedTracerError
             args = [args[i] for i in kept]
-        for a in args:
-            if type(a) is ArrayImpl:
-                buf = a._device
-                if type(buf) is runtime.DeviceBuffer:  # already on the device (``to_device``, inlined)
-                    raw.append(buf._array)
-                    continue
-            raw.append(to_device(a).raw_array())
+        if self.device is None:
+            for a in args:
+                if type(a) is ArrayImpl:
+                    buf = a._device
+                    if type(buf) is runtime.DeviceBuffer:  # already on the device (``to_device``, inlined)
+                        raw.append(buf._array)
+                        continue
+                raw.append(to_device(a).raw_array())
+        else:
+            raw.extend(self._put(a) for a in args)
         outs = self.run(raw).consume_with_handlers(self.handlers)
         for i in self.donated:  # (never with ``kept``: donating launches are not pruned)  # their buffers now belong to the results, as in jax
             arg = args[i]
             if type(arg) is ArrayImpl:
                 arg.delete()
         return [ArrayImpl(None, w, runtime.DeviceBuffer(o, r), av) for o, (w, r, av) in zip(outs, self.outs)]
+
+    def _put(self, x: ArrayLike) -> runtime.RawArray:
+        """``x``'s jaxlib array on this launch's device (copied there if it is elsewhere: an
+        argument not committed to a device moves to the committed ones', as in JAX)."""
+        if self.device is None:
+            return to_device(x).raw_array()
+        if type(x) is ArrayImpl and type(x._device) is runtime.DeviceBuffer and x._device.device == self.device:
+            return x._device.raw_array()
+        host, _ = to_numpy_arg(x)
+        return runtime.device_put(host, self.device).raw_array()
 
     def fast_parts(self, unflatten: Callable[[list[ArrayImpl]], object] | None) -> FastParts:
         """What jit's cached path needs to run this launch on its arguments' jaxlib arrays
@@ -339,13 +360,22 @@ _launches: LruCache[Jaxpr, Launch] = LruCache(SHARED_EXECUTABLES)
 
 
 def launch_for(
-    closed: ClosedJaxpr, name: str, consts: Sequence[ArrayLike] = (), donated: Sequence[bool] = ()
+    closed: ClosedJaxpr,
+    name: str,
+    consts: Sequence[ArrayLike] = (),
+    donated: Sequence[bool] = (),
+    device: runtime.Device | None = None,
 ) -> Launch:
     """A ``Launch`` of ``closed`` (compiled once per structure, see ``compile_jaxpr``), with
     ``consts`` as its leading operands; const-free ones are cached. ``donated`` flags the
     arguments (after the consts) whose buffers the results may reuse; a donated argument
     that no result matches in shape and dtype is kept, with a warning (as jax). Without
-    donation, parameters that nothing uses are left out of the program (``prune_unused``)."""
+    donation, parameters that nothing uses are left out of the program (``prune_unused``).
+    ``device``: run on that device instead of the default one (not cached here)."""
+    if device is not None:
+        pruned, kept_consts, kept = prune_unused(closed, len(consts))
+        return Launch(compile_jaxpr(pruned, name, (), device), closed.out_avals, [consts[i] for i in kept_consts],
+                      (), kept, device)
     if any(donated):
         flags = [False] * len(consts) + list(donated)
         aliases = donation_aliases(closed.in_avals, closed.out_avals, flags)
