@@ -13,7 +13,7 @@ from typing import Any, Literal as TypingLiteral, overload
 from typing_extensions import Concatenate, TypeAlias
 
 from fcore.interpreters.array import Array, ArrayImpl
-from fcore.interpreters.eval import get_aval
+from fcore.interpreters.eval import EvalTrace, get_aval
 from fcore.interpreters.stack import CURRENT_TRACE, bind_with_trace, set_current_trace
 from fcore.interpreters.staging import StagingTrace
 from fcore.interpreters.trace import (
@@ -135,12 +135,31 @@ def sum_tangent_terms(out: Any, terms: Sequence[Any], arity: int = 2) -> Any:
     return acc
 
 
+#: A single-result rule built by the ``def*`` helpers below -> its tangent half,
+#: ``(primals, tangents, out, **params) -> tangent``. ``JVPTrace`` binds the primal itself (in
+#: the parent, without passing through the rule trace: ``linearize``'s primal work is computed
+#: now) and calls only this half. Keyed by the rule, so a rule registered later over it (a
+#: user's) is never split: the registered rule stays the one definition.
+_tangent_halves: dict[Callable[..., Any], Callable[..., Any]] = {}
+
+
+def _register_split(prim: Primitive, tangent: Callable[..., Any]) -> None:
+    """Register ``prim``'s rule: bind the primal under the current trace, then ``tangent``."""
+
+    def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
+        out = CURRENT_TRACE.get().process_primitive(prim, primals, params)  # bind, without repacking
+        return out, tangent(primals, tangents, out, **params)
+
+    jvp_rules.register(prim, symbolic_zeros=True)(rule)
+    if not prim.multiple_results:
+        _tangent_halves[rule] = tangent
+
+
 def defjvp(prim: Primitive, *fns: TangentFn | None) -> None:
     """Jvp from one function per operand: ``fns[i](t_i, *primals, **params)`` is the
     contribution of operand i's tangent (``None`` = not differentiable)."""
 
-    def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
-        out = CURRENT_TRACE.get().process_primitive(prim, primals, params)  # bind, without repacking
+    def tangent(primals: list[Any], tangents: list[Any], out: Any, **params: ParamValue) -> Any:
         terms = []
         for fn, t in zip(fns, tangents):  # a loop, not a comprehension: one frame less per operation
             if fn is not None and type(t) is not Zero:
@@ -148,40 +167,38 @@ def defjvp(prim: Primitive, *fns: TangentFn | None) -> None:
         if len(terms) == 1:  # ``sum_tangent_terms`` of one term that needs no broadcast, inline
             t = terms[0]
             if len(primals) == 1 or type(t) is Zero or get_aval(t).shape == get_aval(out).shape:
-                return out, t
-        return out, sum_tangent_terms(out, terms, len(primals))
+                return t
+        return sum_tangent_terms(out, terms, len(primals))
 
-    jvp_rules.register(prim, symbolic_zeros=True)(rule)
+    _register_split(prim, tangent)
     _mark_self_contained(prim, fns)
 
 
 def defjvp_with_output(prim: Primitive, *fns: TangentFn | None) -> None:
     """Like ``defjvp`` but each ``fns[i](t_i, out, *primals, **params)`` also sees the output."""
 
-    def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
-        out = CURRENT_TRACE.get().process_primitive(prim, primals, params)  # bind, without repacking
+    def tangent(primals: list[Any], tangents: list[Any], out: Any, **params: ParamValue) -> Any:
         terms = []
         for fn, t in zip(fns, tangents):
             if fn is not None and type(t) is not Zero:
                 terms.append(fn(t, out, *primals, **params))
         if len(terms) == 1 and len(primals) == 1:
-            return out, terms[0]
-        return out, sum_tangent_terms(out, terms, len(primals))
+            return terms[0]
+        return sum_tangent_terms(out, terms, len(primals))
 
-    jvp_rules.register(prim, symbolic_zeros=True)(rule)
+    _register_split(prim, tangent)
     _mark_self_contained(prim, fns)
 
 
 def defjvp_zero(prim: Primitive) -> None:
     """The output does not depend differentiably on any input (comparisons, floor, ...)."""
 
-    def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
-        out = CURRENT_TRACE.get().process_primitive(prim, primals, params)  # bind, without repacking
+    def tangent(primals: list[Any], tangents: list[Any], out: Any, **params: ParamValue) -> Any:
         if prim.multiple_results:
-            return out, [Zero(get_aval(o)) for o in out]
-        return out, Zero(get_aval(out))
+            return [Zero(get_aval(o)) for o in out]
+        return Zero(get_aval(out))
 
-    jvp_rules.register(prim, symbolic_zeros=True)(rule)
+    _register_split(prim, tangent)
     _mark_self_contained(prim)
 
 
@@ -189,19 +206,18 @@ def deflinear(prim: Primitive, linear_argnums: Sequence[int] | None = None) -> N
     """Jvp of a primitive linear in the operands ``linear_argnums`` (default: all):
     apply the primitive to the tangents (zeros instantiated only where needed)."""
 
-    def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
-        out = CURRENT_TRACE.get().process_primitive(prim, primals, params)  # bind, without repacking
+    def tangent(primals: list[Any], tangents: list[Any], out: Any, **params: ParamValue) -> Any:
         lin = range(len(primals)) if linear_argnums is None else linear_argnums
         if all(type(tangents[i]) is Zero for i in lin):
             if prim.multiple_results:
-                return out, [Zero(get_aval(o)) for o in out]
-            return out, Zero(get_aval(out))
+                return [Zero(get_aval(o)) for o in out]
+            return Zero(get_aval(out))
         args = list(primals)
         for i in lin:
             args[i] = ad_util.instantiate(tangents[i])
-        return out, CURRENT_TRACE.get().process_primitive(prim, args, params)
+        return CURRENT_TRACE.get().process_primitive(prim, args, params)
 
-    jvp_rules.register(prim, symbolic_zeros=True)(rule)
+    _register_split(prim, tangent)
     _mark_self_contained(prim)
 
 
@@ -269,12 +285,23 @@ class JVPTrace(Trace):
             if self.stages_rules and prim in _self_contained and EQN_SOURCE.get() is None:
                 # The user's line, found once here rather than by each equation the rule stages.
                 source = EQN_SOURCE.set(current_source_info())
-            if rule is None or prim.multiple_results:
+            tangent = _tangent_halves.get(rule)  # type: ignore[arg-type]  # ``None`` is never a key
+            if tangent is not None:
+                # A ``def*`` rule, split: the primal is bound in the parent directly (as the rule
+                # trace would forward it: ``linearize`` computes primal work now), then the tangent.
+                parent = self.parent
+                if type(parent) is EvalTrace:
+                    out = parent.process_primitive(prim, primals, params)
+                else:
+                    out = bind_with_trace(parent, prim, primals, params)
+                tout = tangent(primals, tangents, out, **params)
+            elif rule is None or prim.multiple_results:
                 outs, touts = call_jvp_rule(prim, primals, tangents, params)
                 if not prim.multiple_results:
                     return JVPTracer(self, outs[0], touts[0])
                 return [JVPTracer(self, o, t) for o, t in zip(outs, touts)]
-            out, tout = rule(primals, tangents, **params)
+            else:
+                out, tout = rule(primals, tangents, **params)
         finally:
             if source is not None:
                 EQN_SOURCE.reset(source)
