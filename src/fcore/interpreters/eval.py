@@ -62,7 +62,7 @@ class EvalTrace(Trace):
             out = eager(*args, **params)
             if out is not None:
                 if verify_enabled():
-                    _check_eager(prim, args, params, out)
+                    check_eager(prim, args, params, out)
                 return out
         if prim.impl_takes_arrays:
             for a in args:
@@ -168,7 +168,7 @@ def _check_impl(
         )
 
 
-def _check_eager(prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue], out: Any) -> None:
+def check_eager(prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue], out: Any) -> None:
     """Verify-each for eager fast paths: they must agree with the impl path."""
     pairs = [to_numpy_arg(a) for a in args]
     outs = [to_numpy_arg(o) for o in (out if prim.multiple_results else [out])]

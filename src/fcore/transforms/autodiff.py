@@ -53,9 +53,7 @@ def linearize_flat(
     for p in primals:
         aval = get_aval(p)
         t = pe.new_arg(aval)
-        tracer = JVPTracer(jvp, p, t if has_tangent(aval) else Zero(aval))
-        tracer._aval = aval
-        tracers.append(tracer)
+        tracers.append(JVPTracer(jvp, p, t if has_tangent(aval) else Zero(aval), aval))
     try:
         with trace_scope(jvp), transform_name_stack("jvp"):
             outs = fun(*tracers)

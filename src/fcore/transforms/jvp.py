@@ -13,7 +13,8 @@ from typing import Any, Literal as TypingLiteral, overload
 from typing_extensions import Concatenate, TypeAlias
 
 from fcore.interpreters.array import Array, ArrayImpl
-from fcore.interpreters.eval import EvalTrace, get_aval
+from fcore.config import verify_enabled
+from fcore.interpreters.eval import EvalTrace, check_eager, get_aval
 from fcore.interpreters.stack import CURRENT_TRACE, bind_with_trace, set_current_trace
 from fcore.interpreters.staging import StagingTrace
 from fcore.interpreters.trace import (
@@ -225,11 +226,11 @@ def deflinear(prim: Primitive, linear_argnums: Sequence[int] | None = None) -> N
 class JVPTracer(Tracer):
     __slots__ = ("primal", "tangent", "_aval")
 
-    def __init__(self, trace: JVPTrace, primal: Any, tangent: Any) -> None:
+    def __init__(self, trace: JVPTrace, primal: Any, tangent: Any, aval: ShapedArray | None = None) -> None:
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
-        self._aval: ShapedArray | None = None
+        self._aval = aval
 
     @property
     def aval(self) -> ShapedArray:
@@ -243,7 +244,7 @@ class JVPTrace(Trace):
     """Carries (primal, tangent) pairs. Rules run with ``rule_trace`` current: the parent
     for ``jvp``; a partial-evaluation trace for ``linearize`` (so tangent work is staged)."""
 
-    __slots__ = ("parent", "rule_trace", "stages_rules")
+    __slots__ = ("parent", "rule_trace", "stages_rules", "eager_parent")
 
     def __init__(self, parent: Trace, description: str, rule_trace: Trace | None = None) -> None:
         super().__init__(description)
@@ -254,6 +255,8 @@ class JVPTrace(Trace):
         self.stages_rules = isinstance(self.rule_trace, StagingTrace) and getattr(
             self.rule_trace, "record_source_info", True
         )
+        #: Whether primal work is evaluated now, by the eager trace.
+        self.eager_parent = type(parent) is EvalTrace
 
     def unpack(self, x: Any) -> tuple[Any, Any]:
         if type(x) is JVPTracer and x._trace is self:
@@ -279,21 +282,30 @@ class JVPTrace(Trace):
         if not nonzero:
             return bind_with_trace(self.parent, prim, primals, params)
         rule = _jvp_rule(prim)
+        tangent = _tangent_halves.get(rule)  # type: ignore[arg-type]  # ``None`` is never a key
+        if tangent is not None and self.eager_parent:
+            # A ``def*`` rule, split, under eager evaluation (``grad`` called eagerly): the primal
+            # computed now by ``EvalTrace.process_primitive``'s eager fast path, inline (the rule
+            # trace would forward it there), then only the tangent half runs under the rule trace.
+            eager = prim.eager_rule
+            out = None if eager is None else eager(*primals, **params)
+            if out is None:
+                out = self.parent.process_primitive(prim, primals, params)
+            elif verify_enabled():
+                check_eager(prim, primals, params, out)
+            primals_done = True
+        else:
+            primals_done = False
         token = CURRENT_TRACE.set(self.rule_trace)
         source = None
         try:
             if self.stages_rules and prim in _self_contained and EQN_SOURCE.get() is None:
                 # The user's line, found once here rather than by each equation the rule stages.
                 source = EQN_SOURCE.set(current_source_info())
-            tangent = _tangent_halves.get(rule)  # type: ignore[arg-type]  # ``None`` is never a key
-            if tangent is not None:
-                # A ``def*`` rule, split: the primal is bound in the parent directly (as the rule
-                # trace would forward it: ``linearize`` computes primal work now), then the tangent.
-                parent = self.parent
-                if type(parent) is EvalTrace:
-                    out = parent.process_primitive(prim, primals, params)
-                else:
-                    out = bind_with_trace(parent, prim, primals, params)
+            if primals_done:
+                tout = tangent(primals, tangents, out, **params)
+            elif tangent is not None:  # the primal is bound in the (staging) parent directly
+                out = bind_with_trace(self.parent, prim, primals, params)
                 tout = tangent(primals, tangents, out, **params)
             elif rule is None or prim.multiple_results:
                 outs, touts = call_jvp_rule(prim, primals, tangents, params)
@@ -307,12 +319,10 @@ class JVPTrace(Trace):
                 EQN_SOURCE.reset(source)
             CURRENT_TRACE.reset(token)
         # ``call_jvp_rule``'s single-result case, inline.
-        aval = get_aval(out)
+        aval = out.aval if type(out) is ArrayImpl else get_aval(out)
         if tout is None or not is_inexact(aval.dtype):  # ``has_tangent``, inline
             tout = Zero(aval)
-        tracer = JVPTracer(self, out, tout)
-        tracer._aval = aval
-        return tracer
+        return JVPTracer(self, out, tout, aval)
 
     def to_concrete(self, tracer: Tracer, reason: str) -> object:
         assert isinstance(tracer, JVPTracer)

@@ -22,7 +22,8 @@ from typing import Any, Union
 from typing_extensions import Concatenate, TypeAlias
 
 from fcore.interpreters.array import ArrayImpl
-from fcore.interpreters.eval import EvalTrace
+from fcore.config import verify_enabled
+from fcore.interpreters.eval import EvalTrace, check_eager
 from fcore.interpreters.eval_jaxpr import eval_jaxpr
 from fcore.interpreters.stack import bind_with_trace, set_current_trace
 from fcore.interpreters.staging import StagingTrace, StagingTracer
@@ -89,6 +90,13 @@ class PartialEvalTrace(StagingTrace):
                 # Known work computed now. The eager trace hands any nested bind of an impl
                 # back to the current trace, which (this one) forwards known work to it
                 # again: making it current first would only cost time.
+                eager = prim.eager_rule  # ``EvalTrace.process_primitive``'s fast path, inline
+                if eager is not None:
+                    out = eager(*args, **params)
+                    if out is not None:
+                        if verify_enabled():
+                            check_eager(prim, args, params, out)
+                        return out
                 return parent.process_primitive(prim, args, params)
             return bind_with_trace(parent, prim, args, params)
         rule = _partial_eval_rule(prim)
