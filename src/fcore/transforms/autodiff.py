@@ -12,10 +12,11 @@ from typing import Any
 
 import attrs
 
-from fcore.interpreters.eval import EvalTrace, get_aval
+from fcore.interpreters.array import ArrayImpl
+from fcore.interpreters.eval import EvalTrace, get_aval, to_numpy_arg
 from fcore.interpreters.eval_jaxpr import eval_jaxpr
 from fcore.interpreters.stack import current_trace, set_current_trace, trace_scope
-from fcore.interpreters.trace import transform_name_stack
+from fcore.interpreters.trace import Tracer, transform_name_stack
 from fcore.ir.core import ClosedJaxpr, Jaxpr
 from fcore.transforms import ad_util
 from fcore.transforms.ad_util import Zero, has_tangent
@@ -51,6 +52,10 @@ def linearize_flat(
     jvp = JVPTrace(parent, description, rule_trace=pe)
     tracers: list[JVPTracer] = []
     for p in primals:
+        if transient and type(p) is not ArrayImpl and not isinstance(p, Tracer):
+            # A NumPy or Python input as the eager array it becomes at its first operation
+            # (JAX's arrays too are made at the call): each operation on it would convert it again.
+            p = ArrayImpl(*to_numpy_arg(p))
         aval = get_aval(p)
         t = pe.new_arg(aval)
         tracers.append(JVPTracer(jvp, p, t if has_tangent(aval) else Zero(aval), aval))

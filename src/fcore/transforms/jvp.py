@@ -65,6 +65,7 @@ class JvpRules(RuleTable["SymbolicZerosJvpRule[...]"]):
 
         def define(rule: Callable[..., tuple[Any, Any]]) -> Callable[..., tuple[Any, Any]]:
             _self_contained.discard(prim)  # the def* helpers mark their own rules again
+            _tangent_halves.pop(prim, None)
             if symbolic_zeros:
                 store(rule)
                 return rule
@@ -136,12 +137,12 @@ def sum_tangent_terms(out: Any, terms: Sequence[Any], arity: int = 2) -> Any:
     return acc
 
 
-#: A single-result rule built by the ``def*`` helpers below -> its tangent half,
-#: ``(primals, tangents, out, **params) -> tangent``. ``JVPTrace`` binds the primal itself (in
-#: the parent, without passing through the rule trace: ``linearize``'s primal work is computed
-#: now) and calls only this half. Keyed by the rule, so a rule registered later over it (a
-#: user's) is never split: the registered rule stays the one definition.
-_tangent_halves: dict[Callable[..., Any], Callable[..., Any]] = {}
+#: A single-result primitive whose rule was built by the ``def*`` helpers below -> the rule's
+#: tangent half, ``(primals, tangents, out, **params) -> tangent``. ``JVPTrace`` binds the primal
+#: itself (in the parent, without passing through the rule trace: ``linearize``'s primal work is
+#: computed now) and calls only this half. Registering another rule for the primitive (a user's)
+#: removes its entry: the registered rule stays the one definition.
+_tangent_halves: dict[Primitive, Callable[..., Any]] = {}
 
 
 def _register_split(prim: Primitive, tangent: Callable[..., Any]) -> None:
@@ -153,7 +154,7 @@ def _register_split(prim: Primitive, tangent: Callable[..., Any]) -> None:
 
     jvp_rules.register(prim, symbolic_zeros=True)(rule)
     if not prim.multiple_results:
-        _tangent_halves[rule] = tangent
+        _tangent_halves[prim] = tangent
 
 
 def defjvp(prim: Primitive, *fns: TangentFn | None) -> None:
@@ -281,8 +282,7 @@ class JVPTrace(Trace):
             nonzero = nonzero or type(t) is not Zero
         if not nonzero:
             return bind_with_trace(self.parent, prim, primals, params)
-        rule = _jvp_rule(prim)
-        tangent = _tangent_halves.get(rule)  # type: ignore[arg-type]  # ``None`` is never a key
+        tangent = _tangent_halves.get(prim)
         if tangent is not None and self.eager_parent:
             # A ``def*`` rule, split, under eager evaluation (``grad`` called eagerly): the primal
             # computed now by ``EvalTrace.process_primitive``'s eager fast path, inline (the rule
@@ -307,7 +307,7 @@ class JVPTrace(Trace):
             elif tangent is not None:  # the primal is bound in the (staging) parent directly
                 out = bind_with_trace(self.parent, prim, primals, params)
                 tout = tangent(primals, tangents, out, **params)
-            elif rule is None or prim.multiple_results:
+            elif (rule := _jvp_rule(prim)) is None or prim.multiple_results:
                 outs, touts = call_jvp_rule(prim, primals, tangents, params)
                 if not prim.multiple_results:
                     return JVPTracer(self, outs[0], touts[0])

@@ -114,20 +114,25 @@ class PartialEvalTrace(StagingTrace):
                     invars.append(self.lift_const(a))
                 else:
                     invars.append(self.to_atom(a))
-            if len(invars) == 2:
-                aval = abstract_eval(invars[0].aval, invars[1].aval, **params)
-            elif len(invars) == 1:
-                aval = abstract_eval(invars[0].aval, **params)
-            else:
+            if params:
                 aval = abstract_eval(*[a.aval for a in invars], **params)
+                if type(aval) is not ShapedArray:
+                    return super().process_primitive(prim, args, params)
+                out = Var(aval)
+                self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), Params(params), current_source_info()))
+                return StagingTracer(self, out)
+            # Parameterless (most elementwise operations): no keyword arguments to pass.
+            if len(invars) == 2:
+                aval = abstract_eval(invars[0].aval, invars[1].aval)
+            elif len(invars) == 1:
+                aval = abstract_eval(invars[0].aval)
+            else:
+                aval = abstract_eval(*[a.aval for a in invars])
             if type(aval) is not ShapedArray:
                 return super().process_primitive(prim, args, params)
             out = Var(aval)
-            if params:
-                self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), Params(params), current_source_info()))
-            else:
-                info = current_source_info() if self.record_source_info else None
-                self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), EMPTY_PARAMS, info))
+            info = current_source_info() if self.record_source_info else None
+            self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), EMPTY_PARAMS, info))
             return StagingTracer(self, out)
         unknowns = [type(a) is StagingTracer and a._trace is self for a in args]
         known_params, unknown_params, out_unknowns, num_res = rule(unknowns, **params)
