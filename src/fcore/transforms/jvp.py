@@ -210,7 +210,10 @@ def deflinear(prim: Primitive, linear_argnums: Sequence[int] | None = None) -> N
 
     def tangent(primals: list[Any], tangents: list[Any], out: Any, **params: ParamValue) -> Any:
         lin = range(len(primals)) if linear_argnums is None else linear_argnums
-        if all(type(tangents[i]) is Zero for i in lin):
+        for i in lin:  # a loop, not ``all()`` over a generator: one frame less per operation
+            if type(tangents[i]) is not Zero:
+                break
+        else:
             if prim.multiple_results:
                 return [Zero(get_aval(o)) for o in out]
             return Zero(get_aval(out))
@@ -293,36 +296,56 @@ class JVPTrace(Trace):
                 out = self.parent.process_primitive(prim, primals, params)
             elif verify_enabled():
                 check_eager(prim, primals, params, out)
-            primals_done = True
-        else:
-            primals_done = False
-        token = CURRENT_TRACE.set(self.rule_trace)
-        source = None
-        try:
-            if self.stages_rules and prim in _self_contained and EQN_SOURCE.get() is None:
-                # The user's line, found once here rather than by each equation the rule stages.
-                source = EQN_SOURCE.set(current_source_info())
-            if primals_done:
-                tout = tangent(primals, tangents, out, **params)
-            elif tangent is not None:  # the primal is bound in the (staging) parent directly
-                out = bind_with_trace(self.parent, prim, primals, params)
-                tout = tangent(primals, tangents, out, **params)
-            elif (rule := _jvp_rule(prim)) is None or prim.multiple_results:
-                outs, touts = call_jvp_rule(prim, primals, tangents, params)
-                if not prim.multiple_results:
-                    return JVPTracer(self, outs[0], touts[0])
-                return [JVPTracer(self, o, t) for o, t in zip(outs, touts)]
+            if not self.stages_rules:  # nothing records source info: no capture to set up
+                token = CURRENT_TRACE.set(self.rule_trace)
+                try:
+                    tout = tangent(primals, tangents, out, **params)
+                finally:
+                    CURRENT_TRACE.reset(token)
             else:
-                out, tout = rule(primals, tangents, **params)
-        finally:
-            if source is not None:
-                EQN_SOURCE.reset(source)
-            CURRENT_TRACE.reset(token)
+                tout = self._tangent_with_source(prim, tangent, primals, tangents, out, params)
+        else:
+            token = CURRENT_TRACE.set(self.rule_trace)
+            source = None
+            try:
+                if self.stages_rules and prim in _self_contained and EQN_SOURCE.get() is None:
+                    # The user's line, found once here rather than by each equation the rule stages.
+                    source = EQN_SOURCE.set(current_source_info())
+                if tangent is not None:  # the primal is bound in the (staging) parent directly
+                    out = bind_with_trace(self.parent, prim, primals, params)
+                    tout = tangent(primals, tangents, out, **params)
+                elif (rule := _jvp_rule(prim)) is None or prim.multiple_results:
+                    outs, touts = call_jvp_rule(prim, primals, tangents, params)
+                    if not prim.multiple_results:
+                        return JVPTracer(self, outs[0], touts[0])
+                    return [JVPTracer(self, o, t) for o, t in zip(outs, touts)]
+                else:
+                    out, tout = rule(primals, tangents, **params)
+            finally:
+                if source is not None:
+                    EQN_SOURCE.reset(source)
+                CURRENT_TRACE.reset(token)
         # ``call_jvp_rule``'s single-result case, inline.
         aval = out.aval if type(out) is ArrayImpl else get_aval(out)
         if tout is None or not is_inexact(aval.dtype):  # ``has_tangent``, inline
             tout = Zero(aval)
         return JVPTracer(self, out, tout, aval)
+
+    def _tangent_with_source(
+        self, prim: Primitive, tangent: Callable[..., Any], primals: list[Any], tangents: list[Any], out: Any,
+        params: dict[str, ParamValue],
+    ) -> Any:
+        """``tangent`` under the rule trace, its equations given the user's line found once."""
+        token = CURRENT_TRACE.set(self.rule_trace)
+        source = None
+        try:
+            if prim in _self_contained and EQN_SOURCE.get() is None:
+                source = EQN_SOURCE.set(current_source_info())
+            return tangent(primals, tangents, out, **params)
+        finally:
+            if source is not None:
+                EQN_SOURCE.reset(source)
+            CURRENT_TRACE.reset(token)
 
     def to_concrete(self, tracer: Tracer, reason: str) -> object:
         assert isinstance(tracer, JVPTracer)
