@@ -48,7 +48,7 @@ def linearize_flat(
     without it (the stack walk that finds the user's line is a sixth of eager ``grad``'s time)."""
     parent = current_trace()
     pe = PartialEvalTrace(parent, description)
-    pe.record_source_info = not transient
+    pe.record_source_info = pe.share_residuals = not transient
     jvp = JVPTrace(parent, description, rule_trace=pe)
     tracers: list[JVPTracer] = []
     for p in primals:

@@ -60,7 +60,7 @@ class PartialEvalTrace(StagingTrace):
     else is handed to ``parent`` and so computed now. Known values used by staged
     equations become constvars of the staged jaxpr: the residuals."""
 
-    __slots__ = ("parent", "record_source_info")
+    __slots__ = ("parent", "record_source_info", "share_residuals")
 
     def __init__(self, parent: Trace, description: str) -> None:
         super().__init__(description)
@@ -68,6 +68,10 @@ class PartialEvalTrace(StagingTrace):
         #: False where nothing will read a parameterless equation's source info (``linearize_flat``'s
         #: ``transient``): those are staged without it.
         self.record_source_info = True
+        #: Whether a residual used twice is one constvar (``lift_const``'s deduplication); off
+        #: where the linear jaxpr is transposed now and dropped (``linearize_flat``'s
+        #: ``transient``): a constvar per use costs less than finding the earlier one.
+        self.share_residuals = True
 
     def to_atom(self, x: object) -> Atom:
         if type(x) is StagingTracer and x._trace is self:
@@ -111,7 +115,13 @@ class PartialEvalTrace(StagingTrace):
                 if type(a) is StagingTracer and a._trace is self:
                     invars.append(a.atom)
                 elif type(a) is ArrayImpl and not a._weak:
-                    invars.append(self.lift_const(a))
+                    if self.share_residuals:
+                        invars.append(self.lift_const(a))
+                    else:
+                        v = Var(a.aval)
+                        self.const_vars.append(v)
+                        self.const_vals.append(a)
+                        invars.append(v)
                 else:
                     invars.append(self.to_atom(a))
             if params:

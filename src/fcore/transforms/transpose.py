@@ -120,9 +120,11 @@ def _backward_pass(
                             invals.append(_undefined_get(id(aval)) or undefined_of(aval))
                         else:
                             invals.append(env[a])
-                    cts_in = rule(ct if type(ct) is not Zero else ad_util.instantiate(ct), *invals)
+                    cts_in = rule(ct, *invals)  # never ``Zero``: ``ct_env`` holds none
                     for a, ct in zip(invars, cts_in):  # ``add_ct``, inline
-                        if ct is not None and type(ct) is not Zero and type(a) is not Literal and a in lin:
+                        # (A rule gives ``None`` for a literal operand: the set lookup, by value
+                        # for a literal, is not reached.)
+                        if ct is not None and type(ct) is not Zero and a in lin:
                             prev = ct_get(a)
                             ct_env[a] = ct if prev is None else add_tangents(prev, ct)
                     continue
