@@ -59,7 +59,7 @@ class EvalTrace(Trace):
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:
         eager = prim.eager_rule
         if eager is not None:
-            out = eager(*args, **params)
+            out = eager(*args, **params) if params else eager(*args)  # (no empty keyword dict to copy)
             if out is not None:
                 if verify_enabled():
                     check_eager(prim, args, params, out)

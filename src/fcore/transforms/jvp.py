@@ -172,7 +172,18 @@ def defjvp(prim: Primitive, *fns: TangentFn | None) -> None:
                 return t
         return sum_tangent_terms(out, terms, len(primals))
 
-    _register_split(prim, tangent)
+    fn0 = fns[0] if len(fns) == 1 else None
+    if fn0 is None:
+        _register_split(prim, tangent)
+    else:
+
+        def unary_tangent(primals: list[Any], tangents: list[Any], out: Any, **params: ParamValue) -> Any:
+            """``tangent`` of a unary primitive: its one term, without the loop and the list."""
+            if len(tangents) == 1 and type(tangents[0]) is not Zero:
+                return fn0(tangents[0], *primals, **params)
+            return tangent(primals, tangents, out, **params)
+
+        _register_split(prim, unary_tangent)
     _mark_self_contained(prim, fns)
 
 
@@ -209,6 +220,11 @@ def deflinear(prim: Primitive, linear_argnums: Sequence[int] | None = None) -> N
     apply the primitive to the tangents (zeros instantiated only where needed)."""
 
     def tangent(primals: list[Any], tangents: list[Any], out: Any, **params: ParamValue) -> Any:
+        if linear_argnums is None and len(tangents) == 1 and not prim.multiple_results:  # unary (neg)
+            t = tangents[0]
+            if type(t) is Zero:
+                return Zero(get_aval(out))
+            return CURRENT_TRACE.get().process_primitive(prim, [t], params)
         lin = range(len(primals)) if linear_argnums is None else linear_argnums
         for i in lin:  # a loop, not ``all()`` over a generator: one frame less per operation
             if type(tangents[i]) is not Zero:
@@ -291,7 +307,10 @@ class JVPTrace(Trace):
             # computed now by ``EvalTrace.process_primitive``'s eager fast path, inline (the rule
             # trace would forward it there), then only the tangent half runs under the rule trace.
             eager = prim.eager_rule
-            out = None if eager is None else eager(*primals, **params)
+            if eager is None:
+                out = None
+            else:  # (no keyword arguments to unpack for a parameterless primitive)
+                out = eager(*primals, **params) if params else eager(*primals)
             if out is None:
                 out = self.parent.process_primitive(prim, primals, params)
             elif verify_enabled():
@@ -299,7 +318,7 @@ class JVPTrace(Trace):
             if not self.stages_rules:  # nothing records source info: no capture to set up
                 token = CURRENT_TRACE.set(self.rule_trace)
                 try:
-                    tout = tangent(primals, tangents, out, **params)
+                    tout = tangent(primals, tangents, out, **params) if params else tangent(primals, tangents, out)
                 finally:
                     CURRENT_TRACE.reset(token)
             else:

@@ -96,7 +96,7 @@ class PartialEvalTrace(StagingTrace):
                 # again: making it current first would only cost time.
                 eager = prim.eager_rule  # ``EvalTrace.process_primitive``'s fast path, inline
                 if eager is not None:
-                    out = eager(*args, **params)
+                    out = eager(*args, **params) if params else eager(*args)
                     if out is not None:
                         if verify_enabled():
                             check_eager(prim, args, params, out)
