@@ -62,8 +62,8 @@ def _backward_pass(
     """
     # Keyed by the variables themselves: a ``Var`` hashes by identity, in C (``id()`` would cost
     # a call and an audit hook per lookup). A literal is never looked up (its hash is by value).
-    env: dict[Var, Any] = dict(zip(jaxpr.constvars, consts))
-    lin: set[Var] = set()
+    env: dict[Atom, Any] = dict(zip(jaxpr.constvars, consts))
+    lin: set[Atom] = set()
     vals = iter(nonlinear)
     for v, is_lin in zip(jaxpr.invars, linear):
         if is_lin:
@@ -86,7 +86,7 @@ def _backward_pass(
             for v, o in zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]):
                 env[v] = o
 
-    ct_env: dict[Var, Any] = {}
+    ct_env: dict[Atom, Any] = {}
     ct_pop, ct_get = ct_env.pop, ct_env.get
     eager = type(CURRENT_TRACE.get()) is EvalTrace
 
