@@ -12,11 +12,38 @@ from fcore import core as core
 from fcore.api.staging import ShapeDtypeStruct as ShapeDtypeStruct, make_jaxpr as make_jaxpr
 from fcore.environment import print_environment_info as print_environment_info
 from fcore.config import (
+    allow_f16_reductions as allow_f16_reductions,
+    array_garbage_collection_guard as array_garbage_collection_guard,
+    auto_pcast as auto_pcast,
+    check_tracer_leaks as check_tracer_leaks,
+    checking_leaks as checking_leaks,
     config as config,
+    debug_infs as debug_infs,
+    debug_key_reuse as debug_key_reuse,
+    debug_nans as debug_nans,
+    default_device as default_device,
     default_matmul_precision as default_matmul_precision,
+    default_prng_impl as default_prng_impl,
     disable_jit as disable_jit,
+    enable_checks as enable_checks,
+    enable_custom_prng as enable_custom_prng,
     enable_x64 as enable_x64,
+    explain_cache_misses as explain_cache_misses,
+    jax2tf_associative_scan_reductions as jax2tf_associative_scan_reductions,
+    legacy_prng_key as legacy_prng_key,
+    log_compiles as log_compiles,
+    no_execution as no_execution,
+    no_tracing as no_tracing,
     numpy_dtype_promotion as numpy_dtype_promotion,
+    numpy_rank_promotion as numpy_rank_promotion,
+    remove_size_one_mesh_axis_from_type as remove_size_one_mesh_axis_from_type,
+    softmax_custom_jvp as softmax_custom_jvp,
+    thread_guard as thread_guard,
+    threefry_partitionable as threefry_partitionable,
+    transfer_guard as transfer_guard,
+    transfer_guard_device_to_device as transfer_guard_device_to_device,
+    transfer_guard_device_to_host as transfer_guard_device_to_host,
+    transfer_guard_host_to_device as transfer_guard_host_to_device,
 )
 from fcore.errors import (
     ConcretizationError as ConcretizationError,
@@ -95,6 +122,9 @@ from fcore.api.custom import (
 from fcore import debug as debug
 from fcore import experimental as experimental
 from fcore import image as image
+from fcore import ops as ops
+from fcore import custom_batching as custom_batching
+from fcore import profiler as profiler
 from fcore.lax.callbacks import effects_barrier as effects_barrier, pure_callback as pure_callback
 from fcore.api.front_end import (
     ensure_compile_time_eval as ensure_compile_time_eval,

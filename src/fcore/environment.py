@@ -17,6 +17,7 @@ import numpy as np
 
 from fcore.backend import runtime
 from fcore.config import config
+from fcore.config_options import OPTIONS
 
 __all__ = ["print_environment_info"]
 
@@ -24,11 +25,19 @@ __all__ = ["print_environment_info"]
 _ENV_PREFIXES = ("FCORE_", "JAX_", "XLA_", "TF_CPP_")
 
 
+def _settings_worth_printing() -> dict[str, bool | str | int | float | None]:
+    """fcore's own settings, and of JAX's other options those changed from their default
+    (the 130 untouched ones would bury the line a bug report needs)."""
+    values = config.values
+    changed = {o.name for o in OPTIONS.values() if values.get(o.name, o.default) != o.default}
+    return {name: value for name, value in values.items() if name not in OPTIONS or name in changed}
+
+
 def print_environment_info(return_string: bool = False) -> str | None:
     """Print (or, with ``return_string=True``, return) fcore's installation and environment.
 
     The fcore, jaxlib, NumPy and Python versions, the devices of the backend (starting it if
-    needed), the platform, every ``fcore.config`` setting as it is in force in the calling
+    needed), the platform, fcore's settings (and JAX options set away from their default) as in force in the calling
     context, and the ``FCORE_*``, ``JAX_*``, ``XLA_*`` and ``TF_CPP_*`` environment variables;
     on a machine with ``nvidia-smi``, its output.
 
@@ -45,7 +54,7 @@ def print_environment_info(return_string: bool = False) -> str | None:
     devices = runtime.devices()
     local = [d for d in devices if d.process_index == devices[0].process_index]
     python_version = sys.version.replace("\n", " ")
-    settings = " ".join(f"{name}={value!r}" for name, value in config.values.items())
+    settings = " ".join(f"{name}={value!r}" for name, value in _settings_worth_printing().items())
     info = textwrap.dedent(
         f"""\
         fcore:  {__version__}

@@ -166,6 +166,14 @@ def _stage_body(
     return call, consts, out_trees[0]
 
 
+def _forward_attr(self: Any, name: str) -> Any:
+    """JAX's ``forward_attr``: an attribute the decorator lacks is the wrapped function's (so
+    ``custom_vjp(custom_vmap(f))`` still offers ``def_vmap``)."""
+    if (name.startswith("__") and name.endswith("__")) or name == "fun":
+        raise AttributeError(name)
+    return getattr(self.fun, name)
+
+
 class custom_jvp(Generic[P, R]):  # noqa: N801  (JAX's name)
     """``f = custom_jvp(f)``; ``@f.defjvp def f_jvp(primals, tangents): return out, t_out``.
 
@@ -180,6 +188,8 @@ class custom_jvp(Generic[P, R]):  # noqa: N801  (JAX's name)
         self.jvp: Callable[..., Any] | None = None
         self.symbolic_zeros = False
         functools.update_wrapper(self, fun, updated=())  # never copy fun.__dict__ over our attributes
+
+    __getattr__ = _forward_attr
 
     def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Callable[..., Any]:
         if symbolic_zeros:
@@ -336,6 +346,8 @@ class custom_vjp(Generic[P, R]):  # noqa: N801  (JAX's name)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
         functools.update_wrapper(self, fun, updated=())  # never copy fun.__dict__ over our attributes
+
+    __getattr__ = _forward_attr
 
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any], symbolic_zeros: bool = False,
                optimize_remat: bool = False) -> None:

@@ -11,6 +11,8 @@ import ctypes
 import functools
 import gc
 import inspect
+import logging
+import time
 import types
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -26,9 +28,12 @@ from fcore.api.jit_args import ArgSpec, CallArgs, dynamic_leaf_info, resolve_arg
 from fcore.api.staging import ShapeDtypeStruct, abstractify, fun_name
 from fcore.api.stages import Lowered, Specialization, Traced
 from fcore.backend import runtime
-from fcore.config import jit_disabled, trace_context
+from fcore.config import eager_checks, jit_disabled, trace_context
+from fcore.config_options import compile_log_level
+from fcore.api.transfer_guard import check_host_to_device, host_to_device_guard
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import EVAL_TRACE, to_numpy_arg
+from fcore.interpreters.float_checks import check_call
 from fcore.interpreters.stack import CURRENT_TRACE, current_trace
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.interpreters.trace import Tracer
@@ -50,6 +55,7 @@ _OUTPUT_TYPES = (Array, np.ndarray, np.generic, bool, int, float, complex)
 
 P = ParamSpec("P")
 R = TypeVar("R")
+_logger = logging.getLogger(__name__)
 
 
 class _TraceCache:
@@ -216,7 +222,11 @@ class Jitted(Generic[P, R]):
             out_trees.append(out_tree)
             return staged
 
+        start = time.perf_counter()
         closed = trace_to_jaxpr(flat_fun, avals, f"jit({self.name})")
+        level = compile_log_level()  # ``jax_log_compiles``: JAX's log line
+        if _logger.isEnabledFor(level):
+            _logger.log(level, "Finished tracing %s for jit in %.9f sec", self.name, time.perf_counter() - start)
         hoisted, consts = hoist_consts(closed)
         out_tree = out_trees[0]
         names, donated = dynamic_leaf_info(self._spec, self._sig, call)
@@ -237,9 +247,9 @@ class Jitted(Generic[P, R]):
     def _dispatch(self, *args: Any, **kwargs: Any) -> Any:
         if jit_disabled():
             return self.fun(*args, **kwargs)  # ``disable_jit``: op by op, as plain Python
-        if self._plain and CURRENT_TRACE.get() is EVAL_TRACE:
+        if self._plain and CURRENT_TRACE.get() is EVAL_TRACE and not eager_checks().floats:
             # Fast path, the common cached call: fcore arrays that already live on one device,
-            # outside any transformation. The candidates for the call's argument tree are
+            # outside any transformation, with no NaN/Inf check on (``_call`` does those). The candidates for the call's argument tree are
             # compared by the leaves' avals in one list comparison. A leaf that is not an
             # fcore array has no ``_aval``; ``_aval`` is None until an array's aval is first
             # asked for, and such a list matches nothing. Everything else (and a first call)
@@ -293,20 +303,32 @@ class Jitted(Generic[P, R]):
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         entry, flat = self._specialize(args, kwargs)
         if current_trace() is EVAL_TRACE:
+            guard = host_to_device_guard()  # ``jax_transfer_guard``: host arguments are transfers
+            if guard != "allow":
+                check_host_to_device(flat, False, guard)
             launch = entry.launch
             if launch is None or _has_sharded(flat):
                 spmd = self._spmd_launch(entry, args, flat)
                 if spmd is not None:
-                    return entry.results(spmd(flat))
+                    outs: list[Any] = spmd(flat)
+                    if eager_checks().floats:
+                        self._check_outputs(outs, args, kwargs)
+                    return entry.results(outs)
             if launch is None:
                 launch = entry.get_launch()
                 _with_launches.add(self._caches)
-            outs: list[Any] = launch(flat)
-            if self._plain and not entry.float0_outs:
+            outs = launch(flat)
+            if eager_checks().floats:
+                self._check_outputs(outs, args, kwargs)
+            elif self._plain and not entry.float0_outs:
                 self._remember(entry, flat)
         else:
             outs = bind_jit(entry.hoisted, [*entry.consts, *flat], self.name)
         return entry.results(outs)
+
+    def _check_outputs(self, outs: Sequence[Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """``debug_nans``/``debug_infs``: a special output re-runs ``fun`` op by op, as JAX."""
+        check_call(f"jit({self.name})", outs, lambda: self.fun(*args, **kwargs))
 
     def _remember(self, entry: Specialization, flat: Sequence[Any]) -> None:
         """Make ``entry`` a fast-path candidate for calls like this one, if every argument
@@ -521,9 +543,12 @@ def device_put(x: Any, device: Any = None) -> Any:
                 to_device(leaf)  # makes and keeps its device copy
                 return leaf
             return ArrayImpl(None, leaf.weak_type, runtime.device_put(leaf.host(), device), leaf.aval)
+        if guard != "allow":
+            check_host_to_device([leaf], True, guard)
         host, weak = to_numpy_arg(leaf)
         return ArrayImpl(None, weak, runtime.device_put(host, device), ShapedArray(host.shape, host.dtype, weak))
 
+    guard = host_to_device_guard()
     return tree_util.tree_map(put, x)
 
 

@@ -36,6 +36,7 @@ from fcore.config import (
     persistent_cache_min_compile_time_secs,
 )
 from fcore.backend.devices import setup
+from fcore.backend import platforms
 from fcore.backend import compilation_cache, host_callback
 from fcore.errors import FcoreError
 
@@ -231,24 +232,23 @@ def _quiet_cpp_logging() -> None:
 def _create_client() -> xc.Client:
     """CPU client, or a CUDA one when jax's CUDA PJRT plugin is installed and works.
 
-    ``FCORE_PLATFORM=cpu`` skips the GPU probe; ``FCORE_PLATFORM=cuda`` (or ``gpu``)
-    makes a GPU failure an error instead of a warning plus CPU fallback.
+    ``jax_platforms``/``jax_platform_name`` (or ``FCORE_PLATFORM``) ``"cpu"`` skips the GPU
+    probe; ``"cuda"`` (or ``"gpu"``) makes a GPU failure an error instead of a warning plus
+    CPU fallback (``fcore.backend.platforms``).
     """
     _quiet_cpp_logging()
     _check_jaxlib_version()
-    want = os.environ.get("FCORE_PLATFORM", "").strip().lower()
-    if want not in ("", "cpu", "cuda", "gpu"):
-        raise ValueError(f"FCORE_PLATFORM must be 'cpu', 'cuda' or 'gpu', got {want!r}")
+    want, named = platforms.requested_platform()
     if want != "cpu":
         plugin = _find_cuda_plugin()
         if plugin is None and want:
-            raise RuntimeError(f"FCORE_PLATFORM={want} but no jax CUDA PJRT plugin is installed")
+            raise platforms.unavailable(want, named, "no jax CUDA PJRT plugin is installed")
         if plugin is not None:
             try:
                 return _make_cuda_client(plugin)
             except Exception as e:  # C++ errors, missing CUDA libraries, no visible GPU...
                 if want:
-                    raise RuntimeError(f"creating the CUDA client from {plugin} failed: {e}") from e
+                    raise platforms.unavailable(want, named, f"creating the CUDA client from {plugin} failed: {e}") from e
                 warnings.warn(
                     f"fcore: CUDA PJRT plugin {plugin} failed ({e}); falling back to CPU",
                     RuntimeWarning,

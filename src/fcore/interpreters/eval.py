@@ -10,13 +10,14 @@ from typing import Any
 
 import numpy as np
 
-from fcore.config import verify_enabled
+from fcore.config import eager_checks
 from fcore.errors import UnexpectedTracerError
 from fcore.interpreters.array import ArrayImpl
+from fcore.interpreters.float_checks import check_call, check_primitive
 from fcore.interpreters.trace import Trace, Tracer
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray, shaped_array
-from fcore.ir.core import Literal
+from fcore.ir.core import ClosedJaxpr, Literal
 from fcore.ir.params import ParamValue
 from fcore.ir.primitive import Primitive
 
@@ -61,7 +62,7 @@ class EvalTrace(Trace):
         if eager is not None:
             out = eager(*args, **params) if params else eager(*args)  # (no empty keyword dict to copy)
             if out is not None:
-                if verify_enabled():
+                if eager_checks():
                     check_eager(prim, args, params, out)
                 return out
         if prim.impl_takes_arrays:
@@ -69,7 +70,10 @@ class EvalTrace(Trace):
                 if isinstance(a, Tracer):
                     to_numpy_arg(a)  # raises UnexpectedTracerError
             assert prim.impl_rule is not None
-            return prim.impl_rule(*args, **params)
+            result = prim.impl_rule(*args, **params)
+            if eager_checks():
+                _check_call(prim, args, params, result)
+            return result
         vals = []
         weaks = []
         for a in args:
@@ -88,12 +92,12 @@ class EvalTrace(Trace):
         if shape_rule is not None:  # the type rule's errors (JAX's), not NumPy's leniency (issue 23)
             check_allocation(shape_rule(*[shaped_array(v.shape, v.dtype, w) for v, w in zip(vals, weaks)], **params))
         out = impl(*vals, **params)
-        verify = verify_enabled()
+        verify = eager_checks()
         if prim.multiple_results:
             outs = [np.asarray(o) for o in out]
             out_weak = self._out_weak_types(prim, vals, weaks, params, len(outs))
             if verify:
-                _check_impl(prim, vals, weaks, params, outs, out_weak)
+                _check_results(prim, vals, weaks, params, outs, out_weak)
             return [ArrayImpl(o, w) for o, w in zip(outs, out_weak)]
         o = out if type(out) is np.ndarray else np.asarray(out)
         rule = prim.weak_type_rule
@@ -104,7 +108,7 @@ class EvalTrace(Trace):
         else:
             w = False
         if verify:
-            _check_impl(prim, vals, weaks, params, [o], [w])
+            _check_results(prim, vals, weaks, params, [o], [w])
         return ArrayImpl(o, w)
 
     @staticmethod
@@ -147,6 +151,22 @@ def check_allocation(out: ShapedArray | Sequence[ShapedArray]) -> None:
             raise XlaRuntimeError(f"RESOURCE_EXHAUSTED: Out of memory allocating {nbytes} bytes.")
 
 
+def _check_results(
+    prim: Primitive,
+    vals: list[np.ndarray[Any, Any]],
+    weaks: list[bool],
+    params: dict[str, ParamValue],
+    outs: list[np.ndarray[Any, Any]],
+    out_weak: list[bool],
+) -> None:
+    """The eager checks that are on (``eager_checks``) of one impl application."""
+    checks = eager_checks()
+    if "verify" in checks:
+        _check_impl(prim, vals, weaks, params, outs, out_weak)
+    if checks.floats:
+        check_primitive(prim.name, outs)
+
+
 def _check_impl(
     prim: Primitive,
     vals: list[np.ndarray[Any, Any]],
@@ -169,10 +189,33 @@ def _check_impl(
 
 
 def check_eager(prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue], out: Any) -> None:
-    """Verify-each for eager fast paths: they must agree with the impl path."""
+    """The eager checks of eager fast paths: verify-each (they must agree with the impl path),
+    and the NaN/Inf checks."""
     pairs = [to_numpy_arg(a) for a in args]
     outs = [to_numpy_arg(o) for o in (out if prim.multiple_results else [out])]
-    _check_impl(prim, [v for v, _ in pairs], [w for _, w in pairs], params, [v for v, _ in outs], [w for _, w in outs])
+    _check_results(
+        prim, [v for v, _ in pairs], [w for _, w in pairs], params, [v for v, _ in outs], [w for _, w in outs]
+    )
+
+
+def _check_call(prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue], out: Any) -> None:
+    """The NaN/Inf checks of a primitive whose impl runs a program (``jit``, control flow):
+    a ``jit`` whose outputs are special is re-run op by op to name the primitive, as JAX."""
+    if not eager_checks().floats:
+        return
+    outs = list(out) if prim.multiple_results else [out]
+    jaxpr = params.get("jaxpr")
+    if prim.name != "jit" or not isinstance(jaxpr, ClosedJaxpr):
+        check_primitive(prim.name, outs)
+        return
+    from fcore.interpreters.eval_jaxpr import eval_jaxpr  # lazy: it imports this module
+
+    closed = jaxpr
+    name = str(params.get("name", ""))
+    check_call(
+        f"jit({name})", outs, lambda: eval_jaxpr(closed.jaxpr, closed.consts, *args),
+        backward=name.startswith("transpose_"),
+    )
 
 
 _TRACER_TYPES: set[type] = set()

@@ -163,3 +163,7 @@ from fcore.lax.rng_bit_generator import (
     rng_bit_generator_p as rng_bit_generator_p,
 )
 from fcore.lax import linalg as linalg
+from fcore.lax.solves import (
+    custom_linear_solve as custom_linear_solve, custom_root as custom_root, linear_solve_p as linear_solve_p,
+)
+from fcore.lax.multiply_high import mulhi as mulhi, mulhi_p as mulhi_p

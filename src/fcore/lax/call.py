@@ -11,10 +11,12 @@ the other call-like primitives too: ``remat2``, the custom-derivative calls, con
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sys
 import threading
+import time
 import warnings
 from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
@@ -25,6 +27,7 @@ from typing_extensions import TypeGuard
 
 from fcore.backend import runtime
 from fcore.backend.lru import LruCache
+from fcore.config_options import compile_log_level
 from fcore.backend.lowering import (
     TOKEN_TYPE, LoweringRuleContext, donation_aliases, lower_jaxpr, lowering_rules, ordered_token, tensor_type,
     threads_token,
@@ -48,6 +51,7 @@ from fcore.transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
 from fcore.transforms.transpose import transpose_jaxpr, transpose_rules
 
 T = TypeVar("T")
+_logger = logging.getLogger(__name__)
 #: The operands of a call: fcore arrays, or (eagerly) anything ``fcore.lax`` takes.
 A = TypeVar("A", bound=ArrayLike)
 
@@ -150,11 +154,25 @@ def compile_jaxpr(closed: ClosedJaxpr, name: str, aliases: Sequence[int | None] 
     exe = _compiled.get(key)
     if exe is None:
         check_allocation(closed.out_avals)  # before XLA fails to allocate them, asynchronously
+        level = compile_log_level()  # ``jax_log_compiles``: JAX's log lines
+        logged = _logger.isEnabledFor(level)
+        if logged:
+            avals = ", ".join(repr(a) for a in closed.in_avals)
+            mapping = ", ".join(["UnspecifiedValue"] * len(closed.in_avals))
+            _logger.log(level, "Compiling jit(%s) with global shapes and types (%s). Argument mapping: (%s).",
+                        name, avals, mapping)
+            start = time.perf_counter()
         text = lower_jaxpr(closed, name, aliases)
+        if logged:
+            _logger.log(level, "Finished jaxpr to MLIR module conversion jit(%s) in %.9f sec",
+                        name, time.perf_counter() - start)
+            start = time.perf_counter()
         try:
             exe = runtime.compile(text, [(a.shape, a.dtype) for a in closed.out_avals])
         except runtime.XlaCompileError as e:
             raise CompileError(_explain_compile_error(e, text, closed.jaxpr)) from e
+        if logged:
+            _logger.log(level, "Finished XLA compilation of jit(%s) in %.9f sec", name, time.perf_counter() - start)
         with _compile_lock:
             exe = _compiled.setdefault(key, exe)
     return exe

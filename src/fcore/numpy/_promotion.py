@@ -19,6 +19,7 @@ from typing_extensions import TypeGuard
 import numpy as np
 
 from fcore import lax
+from fcore.config_options import RANK_PROMOTION
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType, Operand
@@ -216,6 +217,28 @@ def broadcast_shapes(*shapes: Shape) -> Shape:
     return tuple(out)
 
 
+def check_rank_promotion(name: str, shapes: Sequence[Shape]) -> None:
+    """``jax_numpy_rank_promotion``: operands of ``name`` of different (non-zero) ranks are a
+    warning (``"warn"``) or an error (``"raise"``), with JAX's messages; ``"allow"``: nothing."""
+    mode = RANK_PROMOTION.get()
+    if mode == "allow":
+        return
+    shown = " ".join(map(str, (tuple(s) for s in shapes)))
+    if mode == "warn":
+        warnings.warn(
+            f"Following NumPy automatic rank promotion for {name} on shapes {shown}. Set the "
+            "jax_numpy_rank_promotion config option to 'allow' to disable this warning; for more information, "
+            "see https://docs.jax.dev/en/latest/rank_promotion_warning.html.",
+            stacklevel=4,
+        )
+    else:
+        raise ValueError(
+            f"Operands could not be broadcast together for {name} on shapes {shown} and with the config option "
+            "jax_numpy_rank_promotion='raise'. For more information, see "
+            "https://docs.jax.dev/en/latest/rank_promotion_warning.html."
+        )
+
+
 def broadcast_to(x: Array, shape: Shape) -> Array:
     """``x`` broadcast NumPy-style to ``shape`` (one ``broadcast_in_dim``, or ``x`` itself)."""
     xs = x.shape
@@ -314,6 +337,8 @@ def promote2_dtype(x: object, y: object, dt: DType, weak: bool) -> tuple[Array, 
 def _binary_shape(name: str, sx: Shape, sy: Shape, dt: DType) -> Shape:
     """The broadcast shape of a binary operation's operands; like JAX, a ``TypeError`` naming
     the operation, the shapes and the dtype when they do not broadcast (docs/guide.md, "Bad input")."""
+    if len(sx) != len(sy):
+        check_rank_promotion(name, (sx, sy))
     try:
         return broadcast_shapes(sx, sy)
     except ValueError:
@@ -348,5 +373,7 @@ def promote_n(name: str, *args: object, dt: DType | None = None, weak: bool = Fa
     nonscalar = [s for s in shapes if s]
     if not nonscalar or all(s == nonscalar[0] for s in nonscalar):
         return conv
+    if any(len(s) != len(nonscalar[0]) for s in nonscalar):
+        check_rank_promotion(name, shapes)
     shape = broadcast_shapes(*shapes)
     return [c if not c.shape else broadcast_to(c, shape) for c in conv]

@@ -21,12 +21,17 @@ from fcore.lax._base import ArrayLike
 from fcore.lax import linalg as lax_linalg
 from fcore.numpy import linalg as np_linalg
 from fcore.numpy._promotion import promote_dtypes
+from fcore.scipy._matfuncs import (
+    expm_frechet as expm_frechet, funm as funm, polar as polar, rsf2csf as rsf2csf, solve_sylvester as solve_sylvester,
+    sqrtm as sqrtm,
+)
 from fcore.scipy._util import promote_dtypes_inexact
 
 __all__ = [
     "solve_triangular", "cho_factor", "cho_solve", "cholesky", "lu", "lu_factor", "lu_solve", "expm", "block_diag",
     "eigh", "inv", "det", "qr", "svd", "solve", "schur", "hessenberg", "toeplitz", "hankel", "circulant", "companion",
-    "leslie", "fiedler", "hilbert", "helmert", "hadamard", "dft", "pascal", "convolution_matrix",
+    "leslie", "fiedler", "hilbert", "helmert", "hadamard", "dft", "pascal", "convolution_matrix", "polar", "sqrtm",
+    "funm", "rsf2csf", "expm_frechet", "solve_sylvester",
 ]
 
 

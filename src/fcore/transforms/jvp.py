@@ -13,7 +13,7 @@ from typing import Any, Literal as TypingLiteral, overload
 from typing_extensions import Concatenate, TypeAlias
 
 from fcore.interpreters.array import Array, ArrayImpl
-from fcore.config import verify_enabled
+from fcore.config import eager_checks
 from fcore.interpreters.eval import EvalTrace, check_eager, get_aval
 from fcore.interpreters.stack import CURRENT_TRACE, bind_with_trace, set_current_trace
 from fcore.interpreters.staging import StagingTrace
@@ -313,7 +313,7 @@ class JVPTrace(Trace):
                 out = eager(*primals, **params) if params else eager(*primals)
             if out is None:
                 out = self.parent.process_primitive(prim, primals, params)
-            elif verify_enabled():
+            elif eager_checks():  # verify-each, NaN/Inf checks (``EvalTrace``'s)
                 check_eager(prim, primals, params, out)
             if not self.stages_rules:  # nothing records source info: no capture to set up
                 token = CURRENT_TRACE.set(self.rule_trace)

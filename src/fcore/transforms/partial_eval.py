@@ -22,7 +22,7 @@ from typing import Any, Union
 from typing_extensions import Concatenate, TypeAlias
 
 from fcore.interpreters.array import ArrayImpl
-from fcore.config import verify_enabled
+from fcore.config import eager_checks
 from fcore.interpreters.eval import EvalTrace, check_eager
 from fcore.interpreters.eval_jaxpr import eval_jaxpr
 from fcore.interpreters.stack import bind_with_trace, set_current_trace
@@ -98,7 +98,7 @@ class PartialEvalTrace(StagingTrace):
                 if eager is not None:
                     out = eager(*args, **params) if params else eager(*args)
                     if out is not None:
-                        if verify_enabled():
+                        if eager_checks():
                             check_eager(prim, args, params, out)
                         return out
                 return parent.process_primitive(prim, args, params)
