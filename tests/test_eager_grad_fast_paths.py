@@ -12,7 +12,7 @@ import numpy as np
 
 import fcore
 import fcore.numpy as fnp
-from fcore.transforms.jvp import _self_contained, defjvp, jvp_rules
+from fcore.transforms.jvp import _self_contained, _tangent_halves, defjvp, jvp_rules
 
 
 def program(np_mod: Any, x: Any) -> Any:
@@ -64,7 +64,7 @@ def test_only_fcore_own_def_rules_share_the_binds_source_info() -> None:
     from fcore.lax.elementwise import sin_p
 
     assert sin_p in _self_contained
-    rule = jvp_rules[sin_p]
+    rule, half = jvp_rules[sin_p], _tangent_halves[sin_p]
     try:
         jvp_rules.register(sin_p, symbolic_zeros=True)(rule)
         assert sin_p not in _self_contained
@@ -75,3 +75,29 @@ def test_only_fcore_own_def_rules_share_the_binds_source_info() -> None:
     finally:
         jvp_rules.register(sin_p, symbolic_zeros=True)(rule)
         _self_contained.add(sin_p)
+        _tangent_halves[sin_p] = half
+
+
+def test_a_rule_registered_over_a_def_rule_is_the_one_applied() -> None:
+    """``JVPTrace`` applies a ``def*`` rule in its two halves itself (the primal bound directly,
+    then the tangent half); registering another rule for the primitive drops the halves, so
+    eager ``grad`` and ``jvp`` apply the registered rule."""
+    from fcore.lax.elementwise import sin_p
+
+    rule, half = jvp_rules[sin_p], _tangent_halves[sin_p]
+
+    def doubled(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[Any, Any]:
+        out, t = rule(primals, tangents, **params)
+        return out, t * 2.0
+
+    x = np.float32(0.3)
+    try:
+        jvp_rules.register(sin_p, symbolic_zeros=True)(doubled)
+        assert sin_p not in _tangent_halves
+        np.testing.assert_allclose(np.asarray(fcore.grad(fnp.sin)(x)), 2 * np.cos(x), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(fcore.jvp(fnp.sin, (x,), (np.float32(1.0),))[1]), 2 * np.cos(x), rtol=1e-6)
+    finally:
+        jvp_rules.register(sin_p, symbolic_zeros=True)(rule)
+        _self_contained.add(sin_p)
+        _tangent_halves[sin_p] = half
+    np.testing.assert_allclose(np.asarray(fcore.grad(fnp.sin)(x)), np.cos(x), rtol=1e-6)

@@ -60,10 +60,10 @@ class EvalTrace(Trace):
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:
         eager = prim.eager_rule
         if eager is not None:
-            out = eager(*args, **params)
+            out = eager(*args, **params) if params else eager(*args)  # (no empty keyword dict to copy)
             if out is not None:
                 if eager_checks():
-                    _check_eager(prim, args, params, out)
+                    check_eager(prim, args, params, out)
                 return out
         if prim.impl_takes_arrays:
             for a in args:
@@ -188,7 +188,7 @@ def _check_impl(
         )
 
 
-def _check_eager(prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue], out: Any) -> None:
+def check_eager(prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue], out: Any) -> None:
     """The eager checks of eager fast paths: verify-each (they must agree with the impl path),
     and the NaN/Inf checks."""
     pairs = [to_numpy_arg(a) for a in args]

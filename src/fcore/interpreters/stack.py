@@ -10,8 +10,7 @@ so a retired trace counts as eager evaluation (``current_trace``, ``StagingTrace
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -55,16 +54,24 @@ class set_current_trace:  # noqa: N801 - used like the function-style context ma
         _current_trace.reset(self._token)
 
 
-@contextlib.contextmanager
-def trace_scope(trace: Trace) -> Iterator[Trace]:
-    """Run a transformation's body under ``trace``, then retire the trace."""
-    trace.created_at = user_location()
-    token = _current_trace.set(trace)
-    try:
-        yield trace
-    finally:
-        _current_trace.reset(token)
-        trace.alive = False
+class trace_scope:  # noqa: N801 - used like the function-style context managers
+    """``with trace_scope(trace):`` runs a transformation's body under ``trace``, then retires the
+    trace. A class rather than ``contextlib.contextmanager`` (a generator per entry costs more)."""
+
+    __slots__ = ("_trace", "_token")
+
+    def __init__(self, trace: Trace) -> None:
+        self._trace = trace
+
+    def __enter__(self) -> Trace:
+        trace = self._trace
+        trace.created_at = user_location()
+        self._token = _current_trace.set(trace)
+        return trace
+
+    def __exit__(self, *exc: object) -> None:
+        _current_trace.reset(self._token)
+        self._trace.alive = False
 
 
 def bind(prim: Primitive, args: Sequence[Any], params: dict[str, ParamValue]) -> Any:

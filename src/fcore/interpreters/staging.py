@@ -140,12 +140,19 @@ class StagingTrace(Trace):
         """A constvar for a closed-over array or outer-trace tracer: one per object, and for
         concrete arrays one per host buffer (``fcore.numpy`` wraps a closed-over NumPy array
         anew at each use). Keys stay valid: ``const_vals`` keeps what they identify alive."""
-        key: object = id(x)
-        if type(x) is ArrayImpl and x._np is not None:
-            key = (id(x._np), x._weak)
+        if type(x) is ArrayImpl:  # the common case (residuals of ``linearize``), first
+            host = x._np
+            key: object = (id(host), x._weak) if host is not None else id(x)
+            v = self._const_ids.get(key)
+            if v is None:
+                v = self._const_ids[key] = Var(x.aval)
+                self.const_vars.append(v)
+                self.const_vals.append(x)
+            return v
+        key = id(x)
         v = self._const_ids.get(key)
         if v is None:
-            if type(x) is ArrayImpl or isinstance(x, (Tracer, ArrayImpl)):
+            if isinstance(x, (Tracer, ArrayImpl)):
                 aval = x.aval
             else:
                 arr = np.asarray(x)

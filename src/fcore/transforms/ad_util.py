@@ -38,6 +38,8 @@ Tangent: TypeAlias = Union[Array, Zero]
 #: Keyed by ``id`` (an aval hashes in Python); each entry keeps its aval, so the id stays its own.
 _zeros: dict[int, Zero] = {}
 _undefined: dict[int, UndefinedPrimal] = {}
+#: The shared ``UndefinedPrimal`` s, for the eager backward pass's lookup without a call.
+UNDEFINED_BY_AVAL_ID = _undefined
 
 
 def zero_of(aval: ShapedArray) -> Zero:

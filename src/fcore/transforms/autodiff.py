@@ -12,10 +12,11 @@ from typing import Any
 
 import attrs
 
-from fcore.interpreters.eval import EvalTrace, get_aval
+from fcore.interpreters.array import ArrayImpl
+from fcore.interpreters.eval import EvalTrace, get_aval, to_numpy_arg
 from fcore.interpreters.eval_jaxpr import eval_jaxpr
 from fcore.interpreters.stack import current_trace, set_current_trace, trace_scope
-from fcore.interpreters.trace import transform_name_stack
+from fcore.interpreters.trace import Tracer, transform_name_stack
 from fcore.ir.core import ClosedJaxpr, Jaxpr
 from fcore.transforms import ad_util
 from fcore.transforms.ad_util import Zero, has_tangent
@@ -47,15 +48,17 @@ def linearize_flat(
     without it (the stack walk that finds the user's line is a sixth of eager ``grad``'s time)."""
     parent = current_trace()
     pe = PartialEvalTrace(parent, description)
-    pe.record_source_info = not transient
+    pe.record_source_info = pe.share_residuals = not transient
     jvp = JVPTrace(parent, description, rule_trace=pe)
     tracers: list[JVPTracer] = []
     for p in primals:
+        if transient and type(p) is not ArrayImpl and not isinstance(p, Tracer):
+            # A NumPy or Python input as the eager array it becomes at its first operation
+            # (JAX's arrays too are made at the call): each operation on it would convert it again.
+            p = ArrayImpl(*to_numpy_arg(p))
         aval = get_aval(p)
         t = pe.new_arg(aval)
-        tracer = JVPTracer(jvp, p, t if has_tangent(aval) else Zero(aval))
-        tracer._aval = aval
-        tracers.append(tracer)
+        tracers.append(JVPTracer(jvp, p, t if has_tangent(aval) else Zero(aval), aval))
     try:
         with trace_scope(jvp), transform_name_stack("jvp"):
             outs = fun(*tracers)

@@ -13,7 +13,8 @@ from typing import Any, Literal as TypingLiteral, overload
 from typing_extensions import Concatenate, TypeAlias
 
 from fcore.interpreters.array import Array, ArrayImpl
-from fcore.interpreters.eval import get_aval
+from fcore.config import eager_checks
+from fcore.interpreters.eval import EvalTrace, check_eager, get_aval
 from fcore.interpreters.stack import CURRENT_TRACE, bind_with_trace, set_current_trace
 from fcore.interpreters.staging import StagingTrace
 from fcore.interpreters.trace import (
@@ -64,6 +65,7 @@ class JvpRules(RuleTable["SymbolicZerosJvpRule[...]"]):
 
         def define(rule: Callable[..., tuple[Any, Any]]) -> Callable[..., tuple[Any, Any]]:
             _self_contained.discard(prim)  # the def* helpers mark their own rules again
+            _tangent_halves.pop(prim, None)
             if symbolic_zeros:
                 store(rule)
                 return rule
@@ -135,12 +137,31 @@ def sum_tangent_terms(out: Any, terms: Sequence[Any], arity: int = 2) -> Any:
     return acc
 
 
+#: A single-result primitive whose rule was built by the ``def*`` helpers below -> the rule's
+#: tangent half, ``(primals, tangents, out, **params) -> tangent``. ``JVPTrace`` binds the primal
+#: itself (in the parent, without passing through the rule trace: ``linearize``'s primal work is
+#: computed now) and calls only this half. Registering another rule for the primitive (a user's)
+#: removes its entry: the registered rule stays the one definition.
+_tangent_halves: dict[Primitive, Callable[..., Any]] = {}
+
+
+def _register_split(prim: Primitive, tangent: Callable[..., Any]) -> None:
+    """Register ``prim``'s rule: bind the primal under the current trace, then ``tangent``."""
+
+    def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
+        out = CURRENT_TRACE.get().process_primitive(prim, primals, params)  # bind, without repacking
+        return out, tangent(primals, tangents, out, **params)
+
+    jvp_rules.register(prim, symbolic_zeros=True)(rule)
+    if not prim.multiple_results:
+        _tangent_halves[prim] = tangent
+
+
 def defjvp(prim: Primitive, *fns: TangentFn | None) -> None:
     """Jvp from one function per operand: ``fns[i](t_i, *primals, **params)`` is the
     contribution of operand i's tangent (``None`` = not differentiable)."""
 
-    def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
-        out = CURRENT_TRACE.get().process_primitive(prim, primals, params)  # bind, without repacking
+    def tangent(primals: list[Any], tangents: list[Any], out: Any, **params: ParamValue) -> Any:
         terms = []
         for fn, t in zip(fns, tangents):  # a loop, not a comprehension: one frame less per operation
             if fn is not None and type(t) is not Zero:
@@ -148,40 +169,49 @@ def defjvp(prim: Primitive, *fns: TangentFn | None) -> None:
         if len(terms) == 1:  # ``sum_tangent_terms`` of one term that needs no broadcast, inline
             t = terms[0]
             if len(primals) == 1 or type(t) is Zero or get_aval(t).shape == get_aval(out).shape:
-                return out, t
-        return out, sum_tangent_terms(out, terms, len(primals))
+                return t
+        return sum_tangent_terms(out, terms, len(primals))
 
-    jvp_rules.register(prim, symbolic_zeros=True)(rule)
+    fn0 = fns[0] if len(fns) == 1 else None
+    if fn0 is None:
+        _register_split(prim, tangent)
+    else:
+
+        def unary_tangent(primals: list[Any], tangents: list[Any], out: Any, **params: ParamValue) -> Any:
+            """``tangent`` of a unary primitive: its one term, without the loop and the list."""
+            if len(tangents) == 1 and type(tangents[0]) is not Zero:
+                return fn0(tangents[0], *primals, **params)
+            return tangent(primals, tangents, out, **params)
+
+        _register_split(prim, unary_tangent)
     _mark_self_contained(prim, fns)
 
 
 def defjvp_with_output(prim: Primitive, *fns: TangentFn | None) -> None:
     """Like ``defjvp`` but each ``fns[i](t_i, out, *primals, **params)`` also sees the output."""
 
-    def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
-        out = CURRENT_TRACE.get().process_primitive(prim, primals, params)  # bind, without repacking
+    def tangent(primals: list[Any], tangents: list[Any], out: Any, **params: ParamValue) -> Any:
         terms = []
         for fn, t in zip(fns, tangents):
             if fn is not None and type(t) is not Zero:
                 terms.append(fn(t, out, *primals, **params))
         if len(terms) == 1 and len(primals) == 1:
-            return out, terms[0]
-        return out, sum_tangent_terms(out, terms, len(primals))
+            return terms[0]
+        return sum_tangent_terms(out, terms, len(primals))
 
-    jvp_rules.register(prim, symbolic_zeros=True)(rule)
+    _register_split(prim, tangent)
     _mark_self_contained(prim, fns)
 
 
 def defjvp_zero(prim: Primitive) -> None:
     """The output does not depend differentiably on any input (comparisons, floor, ...)."""
 
-    def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
-        out = CURRENT_TRACE.get().process_primitive(prim, primals, params)  # bind, without repacking
+    def tangent(primals: list[Any], tangents: list[Any], out: Any, **params: ParamValue) -> Any:
         if prim.multiple_results:
-            return out, [Zero(get_aval(o)) for o in out]
-        return out, Zero(get_aval(out))
+            return [Zero(get_aval(o)) for o in out]
+        return Zero(get_aval(out))
 
-    jvp_rules.register(prim, symbolic_zeros=True)(rule)
+    _register_split(prim, tangent)
     _mark_self_contained(prim)
 
 
@@ -189,19 +219,26 @@ def deflinear(prim: Primitive, linear_argnums: Sequence[int] | None = None) -> N
     """Jvp of a primitive linear in the operands ``linear_argnums`` (default: all):
     apply the primitive to the tangents (zeros instantiated only where needed)."""
 
-    def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
-        out = CURRENT_TRACE.get().process_primitive(prim, primals, params)  # bind, without repacking
+    def tangent(primals: list[Any], tangents: list[Any], out: Any, **params: ParamValue) -> Any:
+        if linear_argnums is None and len(tangents) == 1 and not prim.multiple_results:  # unary (neg)
+            t = tangents[0]
+            if type(t) is Zero:
+                return Zero(get_aval(out))
+            return CURRENT_TRACE.get().process_primitive(prim, [t], params)
         lin = range(len(primals)) if linear_argnums is None else linear_argnums
-        if all(type(tangents[i]) is Zero for i in lin):
+        for i in lin:  # a loop, not ``all()`` over a generator: one frame less per operation
+            if type(tangents[i]) is not Zero:
+                break
+        else:
             if prim.multiple_results:
-                return out, [Zero(get_aval(o)) for o in out]
-            return out, Zero(get_aval(out))
+                return [Zero(get_aval(o)) for o in out]
+            return Zero(get_aval(out))
         args = list(primals)
         for i in lin:
             args[i] = ad_util.instantiate(tangents[i])
-        return out, CURRENT_TRACE.get().process_primitive(prim, args, params)
+        return CURRENT_TRACE.get().process_primitive(prim, args, params)
 
-    jvp_rules.register(prim, symbolic_zeros=True)(rule)
+    _register_split(prim, tangent)
     _mark_self_contained(prim)
 
 
@@ -209,11 +246,11 @@ def deflinear(prim: Primitive, linear_argnums: Sequence[int] | None = None) -> N
 class JVPTracer(Tracer):
     __slots__ = ("primal", "tangent", "_aval")
 
-    def __init__(self, trace: JVPTrace, primal: Any, tangent: Any) -> None:
+    def __init__(self, trace: JVPTrace, primal: Any, tangent: Any, aval: ShapedArray | None = None) -> None:
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
-        self._aval: ShapedArray | None = None
+        self._aval = aval
 
     @property
     def aval(self) -> ShapedArray:
@@ -227,7 +264,7 @@ class JVPTrace(Trace):
     """Carries (primal, tangent) pairs. Rules run with ``rule_trace`` current: the parent
     for ``jvp``; a partial-evaluation trace for ``linearize`` (so tangent work is staged)."""
 
-    __slots__ = ("parent", "rule_trace", "stages_rules")
+    __slots__ = ("parent", "rule_trace", "stages_rules", "eager_parent")
 
     def __init__(self, parent: Trace, description: str, rule_trace: Trace | None = None) -> None:
         super().__init__(description)
@@ -238,6 +275,8 @@ class JVPTrace(Trace):
         self.stages_rules = isinstance(self.rule_trace, StagingTrace) and getattr(
             self.rule_trace, "record_source_info", True
         )
+        #: Whether primal work is evaluated now, by the eager trace.
+        self.eager_parent = type(parent) is EvalTrace
 
     def unpack(self, x: Any) -> tuple[Any, Any]:
         if type(x) is JVPTracer and x._trace is self:
@@ -262,30 +301,70 @@ class JVPTrace(Trace):
             nonzero = nonzero or type(t) is not Zero
         if not nonzero:
             return bind_with_trace(self.parent, prim, primals, params)
-        rule = _jvp_rule(prim)
+        tangent = _tangent_halves.get(prim)
+        if tangent is not None and self.eager_parent:
+            # A ``def*`` rule, split, under eager evaluation (``grad`` called eagerly): the primal
+            # computed now by ``EvalTrace.process_primitive``'s eager fast path, inline (the rule
+            # trace would forward it there), then only the tangent half runs under the rule trace.
+            eager = prim.eager_rule
+            if eager is None:
+                out = None
+            else:  # (no keyword arguments to unpack for a parameterless primitive)
+                out = eager(*primals, **params) if params else eager(*primals)
+            if out is None:
+                out = self.parent.process_primitive(prim, primals, params)
+            elif eager_checks():  # verify-each, NaN/Inf checks (``EvalTrace``'s)
+                check_eager(prim, primals, params, out)
+            if not self.stages_rules:  # nothing records source info: no capture to set up
+                token = CURRENT_TRACE.set(self.rule_trace)
+                try:
+                    tout = tangent(primals, tangents, out, **params) if params else tangent(primals, tangents, out)
+                finally:
+                    CURRENT_TRACE.reset(token)
+            else:
+                tout = self._tangent_with_source(prim, tangent, primals, tangents, out, params)
+        else:
+            token = CURRENT_TRACE.set(self.rule_trace)
+            source = None
+            try:
+                if self.stages_rules and prim in _self_contained and EQN_SOURCE.get() is None:
+                    # The user's line, found once here rather than by each equation the rule stages.
+                    source = EQN_SOURCE.set(current_source_info())
+                if tangent is not None:  # the primal is bound in the (staging) parent directly
+                    out = bind_with_trace(self.parent, prim, primals, params)
+                    tout = tangent(primals, tangents, out, **params)
+                elif (rule := _jvp_rule(prim)) is None or prim.multiple_results:
+                    outs, touts = call_jvp_rule(prim, primals, tangents, params)
+                    if not prim.multiple_results:
+                        return JVPTracer(self, outs[0], touts[0])
+                    return [JVPTracer(self, o, t) for o, t in zip(outs, touts)]
+                else:
+                    out, tout = rule(primals, tangents, **params)
+            finally:
+                if source is not None:
+                    EQN_SOURCE.reset(source)
+                CURRENT_TRACE.reset(token)
+        # ``call_jvp_rule``'s single-result case, inline.
+        aval = out.aval if type(out) is ArrayImpl else get_aval(out)
+        if tout is None or not is_inexact(aval.dtype):  # ``has_tangent``, inline
+            tout = Zero(aval)
+        return JVPTracer(self, out, tout, aval)
+
+    def _tangent_with_source(
+        self, prim: Primitive, tangent: Callable[..., Any], primals: list[Any], tangents: list[Any], out: Any,
+        params: dict[str, ParamValue],
+    ) -> Any:
+        """``tangent`` under the rule trace, its equations given the user's line found once."""
         token = CURRENT_TRACE.set(self.rule_trace)
         source = None
         try:
-            if self.stages_rules and prim in _self_contained and EQN_SOURCE.get() is None:
-                # The user's line, found once here rather than by each equation the rule stages.
+            if prim in _self_contained and EQN_SOURCE.get() is None:
                 source = EQN_SOURCE.set(current_source_info())
-            if rule is None or prim.multiple_results:
-                outs, touts = call_jvp_rule(prim, primals, tangents, params)
-                if not prim.multiple_results:
-                    return JVPTracer(self, outs[0], touts[0])
-                return [JVPTracer(self, o, t) for o, t in zip(outs, touts)]
-            out, tout = rule(primals, tangents, **params)
+            return tangent(primals, tangents, out, **params)
         finally:
             if source is not None:
                 EQN_SOURCE.reset(source)
             CURRENT_TRACE.reset(token)
-        # ``call_jvp_rule``'s single-result case, inline.
-        aval = get_aval(out)
-        if tout is None or not is_inexact(aval.dtype):  # ``has_tangent``, inline
-            tout = Zero(aval)
-        tracer = JVPTracer(self, out, tout)
-        tracer._aval = aval
-        return tracer
 
     def to_concrete(self, tracer: Tracer, reason: str) -> object:
         assert isinstance(tracer, JVPTracer)

@@ -22,7 +22,8 @@ from typing import Any, Union
 from typing_extensions import Concatenate, TypeAlias
 
 from fcore.interpreters.array import ArrayImpl
-from fcore.interpreters.eval import EvalTrace
+from fcore.config import eager_checks
+from fcore.interpreters.eval import EvalTrace, check_eager
 from fcore.interpreters.eval_jaxpr import eval_jaxpr
 from fcore.interpreters.stack import bind_with_trace, set_current_trace
 from fcore.interpreters.staging import StagingTrace, StagingTracer
@@ -59,7 +60,7 @@ class PartialEvalTrace(StagingTrace):
     else is handed to ``parent`` and so computed now. Known values used by staged
     equations become constvars of the staged jaxpr: the residuals."""
 
-    __slots__ = ("parent", "record_source_info")
+    __slots__ = ("parent", "record_source_info", "share_residuals")
 
     def __init__(self, parent: Trace, description: str) -> None:
         super().__init__(description)
@@ -67,6 +68,10 @@ class PartialEvalTrace(StagingTrace):
         #: False where nothing will read a parameterless equation's source info (``linearize_flat``'s
         #: ``transient``): those are staged without it.
         self.record_source_info = True
+        #: Whether a residual used twice is one constvar (``lift_const``'s deduplication); off
+        #: where the linear jaxpr is transposed now and dropped (``linearize_flat``'s
+        #: ``transient``): a constvar per use costs less than finding the earlier one.
+        self.share_residuals = True
 
     def to_atom(self, x: object) -> Atom:
         if type(x) is StagingTracer and x._trace is self:
@@ -89,6 +94,13 @@ class PartialEvalTrace(StagingTrace):
                 # Known work computed now. The eager trace hands any nested bind of an impl
                 # back to the current trace, which (this one) forwards known work to it
                 # again: making it current first would only cost time.
+                eager = prim.eager_rule  # ``EvalTrace.process_primitive``'s fast path, inline
+                if eager is not None:
+                    out = eager(*args, **params) if params else eager(*args)
+                    if out is not None:
+                        if eager_checks():
+                            check_eager(prim, args, params, out)
+                        return out
                 return parent.process_primitive(prim, args, params)
             return bind_with_trace(parent, prim, args, params)
         rule = _partial_eval_rule(prim)
@@ -103,23 +115,34 @@ class PartialEvalTrace(StagingTrace):
                 if type(a) is StagingTracer and a._trace is self:
                     invars.append(a.atom)
                 elif type(a) is ArrayImpl and not a._weak:
-                    invars.append(self.lift_const(a))
+                    if self.share_residuals:
+                        invars.append(self.lift_const(a))
+                    else:
+                        v = Var(a.aval)
+                        self.const_vars.append(v)
+                        self.const_vals.append(a)
+                        invars.append(v)
                 else:
                     invars.append(self.to_atom(a))
-            if len(invars) == 2:
-                aval = abstract_eval(invars[0].aval, invars[1].aval, **params)
-            elif len(invars) == 1:
-                aval = abstract_eval(invars[0].aval, **params)
-            else:
+            if params:
                 aval = abstract_eval(*[a.aval for a in invars], **params)
+                if type(aval) is not ShapedArray:
+                    return super().process_primitive(prim, args, params)
+                out = Var(aval)
+                self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), Params(params), current_source_info()))
+                return StagingTracer(self, out)
+            # Parameterless (most elementwise operations): no keyword arguments to pass.
+            if len(invars) == 2:
+                aval = abstract_eval(invars[0].aval, invars[1].aval)
+            elif len(invars) == 1:
+                aval = abstract_eval(invars[0].aval)
+            else:
+                aval = abstract_eval(*[a.aval for a in invars])
             if type(aval) is not ShapedArray:
                 return super().process_primitive(prim, args, params)
             out = Var(aval)
-            if params:
-                self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), Params(params), current_source_info()))
-            else:
-                info = current_source_info() if self.record_source_info else None
-                self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), EMPTY_PARAMS, info))
+            info = current_source_info() if self.record_source_info else None
+            self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), EMPTY_PARAMS, info))
             return StagingTracer(self, out)
         unknowns = [type(a) is StagingTracer and a._trace is self for a in args]
         known_params, unknown_params, out_unknowns, num_res = rule(unknowns, **params)

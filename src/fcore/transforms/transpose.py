@@ -16,7 +16,7 @@ from fcore.ir.params import EMPTY_PARAMS, ParamValue
 from fcore.ir.primitive import Primitive
 from fcore.ir.rules import RuleTable
 from fcore.transforms import ad_util
-from fcore.transforms.ad_util import Zero, add_tangents, undefined_of
+from fcore.transforms.ad_util import UNDEFINED_BY_AVAL_ID, Zero, add_tangents, undefined_of
 from fcore.transforms.util import bools, literal_value, verified
 
 #: A transpose rule: ``(ct, *invals, **params) -> [ct_in, ...]`` with one cotangent (or ``None``
@@ -27,6 +27,7 @@ TransposeRule: TypeAlias = Callable[..., Sequence[Any]]
 
 transpose_rules: RuleTable[TransposeRule] = RuleTable("Transpose (for reverse-mode differentiation)")
 _transpose_rule = transpose_rules.get
+_undefined_get = UNDEFINED_BY_AVAL_ID.get
 
 
 def call_transpose_rule(prim: Primitive, cts: list[Any], invals: list[Any], params: dict[str, ParamValue]) -> list[Any]:
@@ -59,83 +60,92 @@ def _backward_pass(
     the eager trace this *evaluates* the transpose (JAX's ``backward_pass``), under a staging
     trace it builds the transposed jaxpr.
     """
-    env: dict[int, Any] = {}
-    lin_ids: set[int] = set()
-    for v, val in zip(jaxpr.constvars, consts):
-        env[id(v)] = val
+    # Keyed by the variables themselves: a ``Var`` hashes by identity, in C (``id()`` would cost
+    # a call and an audit hook per lookup). A literal is never looked up (its hash is by value).
+    env: dict[Atom, Any] = dict(zip(jaxpr.constvars, consts))
+    lin: set[Atom] = set()
     vals = iter(nonlinear)
-    for v, lin in zip(jaxpr.invars, linear):
-        if lin:
-            lin_ids.add(id(v))
+    for v, is_lin in zip(jaxpr.invars, linear):
+        if is_lin:
+            lin.add(v)
         else:
-            env[id(v)] = next(vals)
+            env[v] = next(vals)
 
     def read(a: Atom) -> Any:
-        return literal_value(a) if type(a) is Literal else env[id(a)]
+        return literal_value(a) if type(a) is Literal else env[a]
 
-    linear_eqns: list[JaxprEqn] = []
+    add_linear = lin.update
     for eqn in jaxpr.eqns:  # forward: evaluate the non-linear equations
         for a in eqn.invars:
-            if id(a) in lin_ids:  # literals are never in lin_ids
+            if type(a) is not Literal and a in lin:
+                add_linear(eqn.outvars)
                 break
         else:
             with equation_source(eqn):
                 outs = eqn.primitive.bind(*[read(a) for a in eqn.invars], **eqn.params.as_dict())
             for v, o in zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]):
-                env[id(v)] = o
-            continue
-        linear_eqns.append(eqn)
-        for v in eqn.outvars:
-            lin_ids.add(id(v))
+                env[v] = o
 
-    ct_env: dict[int, Any] = {}
+    ct_env: dict[Atom, Any] = {}
+    ct_pop, ct_get = ct_env.pop, ct_env.get
     eager = type(CURRENT_TRACE.get()) is EvalTrace
 
     def add_ct(a: Atom, ct: Any) -> None:
-        if id(a) in lin_ids and ct is not None and type(ct) is not Zero:
-            prev = ct_env.get(id(a))
-            ct_env[id(a)] = ct if prev is None else add_tangents(prev, ct)
+        if type(a) is not Literal and a in lin and ct is not None and type(ct) is not Zero:
+            prev = ct_get(a)
+            ct_env[a] = ct if prev is None else add_tangents(prev, ct)
 
     for a, ct in zip(jaxpr.outvars, cts):
         add_ct(a, ct)
-    for eqn in reversed(linear_eqns):  # backward: transpose the linear equations
-        if len(eqn.outvars) == 1:
-            ct = ct_env.pop(id(eqn.outvars[0]), None)
+    # Backward: transpose the linear equations. A non-linear one never has a cotangent (only
+    # linear variables get one), so it is skipped as an equation whose results went unused.
+    for eqn in reversed(jaxpr.eqns):
+        outvars = eqn.outvars
+        if len(outvars) == 1:
+            ct = ct_pop(outvars[0], None)
             if ct is None:
                 continue
+            prim = eqn.primitive
+            if eager and eqn.params is EMPTY_PARAMS and not prim.multiple_results:
+                # Evaluated now, staging nothing: the equation's source info would go unread.
+                rule = _transpose_rule(prim)
+                if rule is not None:
+                    invars = eqn.invars
+                    invals: list[Any] = []
+                    for a in invars:  # as below, without a comprehension's frame
+                        if type(a) is Literal:
+                            invals.append(literal_value(a))
+                        elif a in lin:
+                            aval = a.aval
+                            invals.append(_undefined_get(id(aval)) or undefined_of(aval))
+                        else:
+                            invals.append(env[a])
+                    cts_in = rule(ct, *invals)  # never ``Zero``: ``ct_env`` holds none
+                    for a, ct in zip(invars, cts_in):  # ``add_ct``, inline
+                        # (A rule gives ``None`` for a literal operand: the set lookup, by value
+                        # for a literal, is not reached.)
+                        if ct is not None and type(ct) is not Zero and a in lin:
+                            prev = ct_get(a)
+                            ct_env[a] = ct if prev is None else add_tangents(prev, ct)
+                    continue
             cts_out = [ct]
         else:
-            eqn_cts = [ct_env.pop(id(v), None) for v in eqn.outvars]
+            eqn_cts = [ct_pop(v, None) for v in outvars]
             if all(c is None for c in eqn_cts):
                 continue
-            cts_out = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, eqn_cts)]
-        prim = eqn.primitive
-        if eager and eqn.params is EMPTY_PARAMS and not prim.multiple_results:
-            # Evaluated now, staging nothing: the equation's source info would go unread.
-            rule = _transpose_rule(prim)
-            if rule is not None:
-                invals: list[Any] = []
-                for a in eqn.invars:  # as below, without a comprehension's frame
-                    if id(a) in lin_ids:
-                        invals.append(undefined_of(a.aval))
-                    else:
-                        invals.append(literal_value(a) if type(a) is Literal else env[id(a)])
-                ct = cts_out[0]
-                cts_in = rule(ct if type(ct) is not Zero else ad_util.instantiate(ct), *invals)
-                for a, ct in zip(eqn.invars, cts_in):  # ``add_ct``, inline
-                    if ct is not None and type(ct) is not Zero and id(a) in lin_ids:
-                        prev = ct_env.get(id(a))
-                        ct_env[id(a)] = ct if prev is None else add_tangents(prev, ct)
-                continue
-        invals = [undefined_of(a.aval) if id(a) in lin_ids else read(a) for a in eqn.invars]
+            cts_out = [Zero(v.aval) if c is None else c for v, c in zip(outvars, eqn_cts)]
+            prim = eqn.primitive
+        invals = [
+            undefined_of(a.aval) if type(a) is not Literal and a in lin else read(a) for a in eqn.invars
+        ]
         with equation_source(eqn):
             cts_in = call_transpose_rule(prim, cts_out, invals, eqn.params.as_dict() if eqn.params else {})
         for a, ct in zip(eqn.invars, cts_in):
             add_ct(a, ct)
     outs_ct: list[Any] = []
-    for v, lin in zip(jaxpr.invars, linear):
-        if lin:
-            ct_v = ct_env.get(id(v))
+    for v, is_lin in zip(jaxpr.invars, linear):
+        if is_lin:
+            ct_v = ct_get(v)
             outs_ct.append(ad_util.instantiate(Zero(v.aval)) if ct_v is None else ct_v)
     return outs_ct
 
