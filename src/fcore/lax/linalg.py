@@ -35,7 +35,7 @@ from fcore.ir.core import ClosedJaxpr, Jaxpr
 from fcore.ir.dtypes import DType
 from fcore.ir.params import ParamValue
 from fcore.ir.parser import register_param_enum
-from fcore.lax._base import ArrayLike, NpArray, checked_impl
+from fcore.lax._base import ArrayLike, NpArray, checked_impl, const
 from fcore.lax._primitive import Primitive
 from fcore.lax.call import launch_for
 from fcore.lax.control_flow import fori_loop, scan
@@ -141,7 +141,7 @@ def _permutation_matrix(permutation: Array, dtype: DType) -> Array:
 
 def symmetrize(x: Array) -> Array:
     """``(x + x^H) / 2`` (``lax.linalg.symmetrize``)."""
-    return div(add(x, _H(x)), 2.0)
+    return div(add(x, _H(x)), const(x, 2))
 
 
 def _check_matrix(name: str, x: ShapedArray, square: bool = True) -> None:
