@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -66,7 +66,7 @@ def _fcore_type(f: Callable[[], fcore.Array]) -> Callable[[], Any]:
     return run
 
 
-def _disagreements(cases: list[tuple[str, Callable[[Any], Any], tuple[Any, ...]]]) -> list[str]:
+def _disagreements(cases: Sequence[tuple[str, Callable[..., Any], tuple[Any, ...]]]) -> list[str]:
     bad = []
     for name, call, args in cases:
         typed = (lambda: fcore.eval_shape(lambda: call(lax))) if name in STAGED else _fcore_type(lambda: call(lax))
@@ -111,11 +111,11 @@ def test_python_scalar_operands_in_the_issue() -> None:
         with pytest.raises(TypeError, match="two inexact dtypes must match, but got float16 and float32"):
             run(lambda x: lax.pow(x, 2.0))(f16)
         assert run(lambda x: lax.pow(x, 2))(f16).dtype == np.float16
-        out = run(lambda x: lax.add(x, 2.5))(np.float32([1]))
-        assert (out.dtype, out.aval.weak_type) == (np.float32, False)
-        assert run(lambda x: lax.complex(x, 1.0))(np.float32([1])).dtype == np.complex64
+        out = run(lambda x: lax.add(x, 2.5))(np.array([1], np.float32))
+        assert (out.dtype, out.aval.weak_type) == (np.dtype(np.float32), False)
+        assert run(lambda x: lax.complex(x, 1.0))(np.array([1], np.float32)).dtype == np.complex64
     both_weak = lax.add(2, 3)
-    assert (both_weak.dtype, both_weak.aval.weak_type) == (np.int32, True)
+    assert (both_weak.dtype, both_weak.aval.weak_type) == (np.dtype(np.int32), True)
     with fcore.enable_x64(True):
         with pytest.raises(TypeError, match="got int32, int64"):
-            lax.add(np.int32([1]), 2)
+            lax.add(np.array([1], np.int32), 2)

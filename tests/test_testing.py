@@ -109,13 +109,13 @@ def test_tolerances_follow_the_compared_dtype_and_the_dtypes_it_was_computed_fro
     """A float32 result of bfloat16 arithmetic carries bfloat16's rounding; complex results
     are compared at their precision, not bit for bit."""
     bf16 = np.dtype(ml_dtypes.bfloat16)
-    one, off = np.float32([1.0, 2.0]), np.float32([1.0, 2.0 + 2**-7])  # a bfloat16 ulp apart
+    one, off = np.array([1.0, 2.0], np.float32), np.array([1.0, 2.0 + 2**-7], np.float32)  # a bfloat16 ulp apart
     testing.assert_same("from bf16", off, one, 2e-4, 2e-4, inputs=(bf16,))
     with pytest.raises(AssertionError):
         testing.assert_same("from f32", off, one, 2e-4, 2e-4)
-    testing.assert_same("complex", np.complex64([1 + 1j]), np.complex64([1 + 1j]) * np.float32(1 + 2**-22))
+    testing.assert_same("complex", np.array([1 + 1j], np.complex64), np.array([1 + 1j], np.complex64) * np.float32(1 + 2**-22))
     with pytest.raises(AssertionError):
-        testing.assert_same("complex", np.complex64([1 + 1j]), np.complex64([1 + 1.01j]))
+        testing.assert_same("complex", np.array([1 + 1j], np.complex64), np.array([1 + 1.01j], np.complex64))
 
     def ours(x: Any) -> Any:
         return fcore.numpy.asarray(x, np.float32) * 2
