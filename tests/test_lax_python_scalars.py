@@ -119,3 +119,21 @@ def test_python_scalar_operands_in_the_issue() -> None:
     with fcore.enable_x64(True):
         with pytest.raises(TypeError, match="got int32, int64"):
             lax.add(np.array([1], np.int32), 2)
+
+
+def test_internal_constants_take_the_operand_dtype() -> None:
+    """fcore's own lax calls pass typed constants (``lax._base.const``), not Python scalars,
+    so they work on operands of any dtype: int8 loop counters, indices and predicates,
+    float16 matrices."""
+    m = np.array([[1, 2], [3, 4]], np.float16)
+    sym = lax.linalg.symmetrize(m)
+    assert sym.dtype == np.float16
+    np.testing.assert_array_equal(np.asarray(sym), (m + m.T) / np.float16(2))
+    i8 = np.int8
+    assert int(lax.fori_loop(i8(0), i8(4), lambda i, c: c + i, i8(0))) == 6
+    assert int(fcore.jit(lambda n: lax.fori_loop(i8(0), n, lambda i, c: c + i, i8(0)))(i8(4))) == 6
+    x = np.arange(5, dtype=np.float32)
+    got = fcore.jit(lambda i: lax.dynamic_slice(x, (i,), (2,)))(i8(-2))
+    np.testing.assert_array_equal(np.asarray(got), [3, 4])
+    picked = fcore.jit(lambda p: lax.cond(p, lambda: np.float32(1), lambda: np.float32(0)))(i8(2))
+    assert float(picked) == 1.0
