@@ -126,7 +126,7 @@ def test_internal_constants_take_the_operand_dtype() -> None:
     so they work on operands of any dtype: int8 loop counters, indices and predicates,
     float16 matrices."""
     m = np.array([[1, 2], [3, 4]], np.float16)
-    sym = lax.linalg.symmetrize(m)
+    sym = lax.linalg.symmetrize(fcore.numpy.asarray(m))
     assert sym.dtype == np.float16
     np.testing.assert_array_equal(np.asarray(sym), (m + m.T) / np.float16(2))
     i8 = np.int8
