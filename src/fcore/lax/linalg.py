@@ -1438,7 +1438,7 @@ def symmetric_product(a_matrix: ArrayLike, c_matrix: ArrayLike, *, alpha: float 
             raise TypeError(f"symmetric_product does not accept dtype {dtypes.dtype_name(v.dtype)} at position {pos}. "
                             f"Accepted dtypes at position {pos} are subtypes of floating.")
     prod = batch_matmul(a, _T(a))
-    return add(mul(prod, alpha), mul(c, beta))
+    return add(mul(prod, const(prod, alpha)), mul(c, const(c, beta)))
 
 
 # -- tridiagonal_solve[perturb_singular] -----------------------------------------------------------
