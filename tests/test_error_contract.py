@@ -44,7 +44,7 @@ MISMATCHES: dict[str, tuple[Callable[[Any, Any], Callable[[], Any]], list[str]]]
         ["dot_general", "(3,)", "(4,)"],
     ),
     "lax_reshape_size": (lambda lx, np_: lambda: lx.reshape(X3, (2,)), ["reshape", "(2,)"]),
-    "lax_select_n_dtypes": (lambda lx, np_: lambda: lx.select_n(X3 > 0, X3, I3), ["select_n"]),
+    "lax_select_n_dtypes": (lambda lx, np_: lambda: lx.select_n(X3 > 0, X3, I3), ["select"]),
     "numpy_add_shapes": (lambda lx, np_: lambda: np_.add(X3, X4), ["add", "(3,)", "(4,)"]),
     "numpy_operator_shapes": (lambda lx, np_: lambda: np_.asarray(X3) * np_.asarray(X4), ["(3,)", "(4,)"]),
     "numpy_matmul_shapes": (lambda lx, np_: lambda: np_.asarray(X3) @ np_.asarray(X4), ["dot_general", "(3,)", "(4,)"]),

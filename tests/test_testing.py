@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import jax
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, seed, settings
@@ -102,6 +103,30 @@ def test_check_against_accepts_matching_errors_and_reports_one_sided_ones() -> N
     with pytest.raises(AssertionError, match="eager: fcore gave"):
         testing.check_against(lambda x: fcore.numpy.reshape(x, (2, 2)).sum(), lambda x: jax.numpy.sum(x), jax, (X,),
                               modes=("eager",))
+
+
+def test_tolerances_follow_the_compared_dtype_and_the_dtypes_it_was_computed_from() -> None:
+    """A float32 result of bfloat16 arithmetic carries bfloat16's rounding; complex results
+    are compared at their precision, not bit for bit."""
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    one, off = np.array([1.0, 2.0], np.float32), np.array([1.0, 2.0 + 2**-7], np.float32)  # a bfloat16 ulp apart
+    testing.assert_same("from bf16", off, one, 2e-4, 2e-4, inputs=(bf16,))
+    with pytest.raises(AssertionError):
+        testing.assert_same("from f32", off, one, 2e-4, 2e-4)
+    testing.assert_same("complex", np.array([1 + 1j], np.complex64), np.array([1 + 1j], np.complex64) * np.float32(1 + 2**-22))
+    with pytest.raises(AssertionError):
+        testing.assert_same("complex", np.array([1 + 1j], np.complex64), np.array([1 + 1.01j], np.complex64))
+
+    def ours(x: Any) -> Any:
+        return fcore.numpy.asarray(x, np.float32) * 2
+
+    def theirs(x: Any) -> Any:  # off by a bfloat16 ulp: a rounding, not a bug, for bfloat16 inputs
+        return jax.numpy.asarray(x, np.float32) * (2 + 2**-7)
+
+    testing.check_against(ours, theirs, jax, (np.array([1.0, 2.0], bf16),), modes=("eager",), rtol=2e-4, atol=2e-4)
+    with pytest.raises(AssertionError, match="eager"):
+        testing.check_against(ours, theirs, jax, (np.array([1.0, 2.0], np.float32),), modes=("eager",),
+                              rtol=2e-4, atol=2e-4)
 
 
 @pytest.mark.parametrize("mode", testing.MODES)

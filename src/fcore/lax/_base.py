@@ -40,13 +40,11 @@ def weak_scalar(value: bool | int | float | complex, dtype: DType) -> ArrayImpl:
     return ArrayImpl(np.asarray(value, dtype), not isinstance(value, bool))
 
 
-def match_scalars(x: ArrayLike, y: ArrayLike) -> tuple[ArrayLike, ArrayLike]:
-    """Give a Python-scalar operand the dtype of the other operand (weakly typed)."""
-    if is_python_scalar(y) and not is_python_scalar(x):
-        y = weak_scalar(y, dtype_of(x))
-    elif is_python_scalar(x) and not is_python_scalar(y):
-        x = weak_scalar(x, dtype_of(y))
-    return x, y
+def const(example: ArrayLike, value: bool | int | float | complex) -> ArrayImpl:
+    """``value`` typed as ``example``'s dtype (JAX's ``lax._const``), weakly: what internal
+    code passes to lax functions instead of a Python scalar, which has its default dtype.
+    Integers out of the dtype's range wrap, as JAX's conversions do."""
+    return ArrayImpl(np.asarray(value).astype(dtype_of(example)), not isinstance(value, bool))
 
 
 def is_python_scalar(x: object) -> TypeGuard[bool | int | float | complex]:
@@ -80,16 +78,24 @@ def broadcast_shapes_scalar(name: str, avals: Sequence[ShapedArray]) -> tuple[in
     return shape
 
 
+#: The fcore.numpy function that promotes its inputs, named in ``same_dtypes``' tip (JAX's list).
+_NUMPY_EQUIVALENTS = {
+    "add": "add", "atan2": "arctan2", "concatenate": "concatenate", "div": "divide", "eq": "equal", "max": "maximum",
+    "min": "minimum", "mul": "multiply", "ne": "not_equal", "nextafter": "nextafter", "pow": "float_power",
+    "select": "where", "shift_left": "left_shift", "shift_right_logical": "right_shift",
+    "shift_right_arithmetic": "right_shift", "sub": "subtract",
+}
+
+
 def same_dtypes(name: str, avals: Sequence[ShapedArray]) -> DType:
+    """The operands' common dtype; JAX's ``TypeError`` where they differ."""
     dt = avals[0].dtype
-    for a in avals[1:]:
-        if a.dtype != dt:
-            raise TypeError(
-                f"lax.{name} requires arguments to have the same dtypes, got "
-                + ", ".join(dtypes.dtype_name(b.dtype) for b in avals)
-                + f" (shapes {', '.join(str(b.shape) for b in avals)}). "
-                "(Tip: the fcore.numpy function does automatic type promotion on inputs.)"
-            )
+    if any(a.dtype != dt for a in avals[1:]):
+        msg = f"lax.{name} requires arguments to have the same dtypes, got {', '.join(dtypes.dtype_name(b.dtype) for b in avals)}."
+        if name in _NUMPY_EQUIVALENTS:
+            msg += (f" (Tip: fcore.numpy.{_NUMPY_EQUIVALENTS[name]} is a similar function that does automatic"
+                    " type promotion on inputs).")
+        raise TypeError(msg)
     return dt
 
 

@@ -16,7 +16,7 @@ from fcore.backend.lowering import lowering_rules
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
-from fcore.lax._base import ArrayLike, dtype_of, is_python_scalar, weak_scalar
+from fcore.lax._base import ArrayLike, weak_scalar
 from fcore.lax._decomposed import elementwise_run_by_xla, lower_decomposed, up_and_broadcast
 from fcore.lax.control_flow import while_loop
 from fcore.lax.elementwise import (
@@ -149,10 +149,5 @@ lowering_rules.register(regularized_incomplete_beta_p)(
 
 def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Array:
     """The regularized incomplete beta function ``I_x(a, b)``."""
-    args = list((a, b, x))
-    typed = [v for v in args if not is_python_scalar(v)]
-    if typed and len(typed) < 3:  # Python scalars take the other operands' dtype, weakly
-        dt = dtype_of(typed[0])
-        args = [weak_scalar(v, dt) if is_python_scalar(v) else v for v in args]
-    out: Array = regularized_incomplete_beta_p.bind(*args)
+    out: Array = regularized_incomplete_beta_p.bind(a, b, x)
     return out

@@ -30,7 +30,7 @@ from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.dtypes import DType, DTypeLike
 from fcore.ir.params import NoParams, ParamValue
 from fcore.lax._base import (
-    PYTHON_SCALARS, ArrayLike, NpArray, broadcast_shapes_scalar, match_scalars, same_dtypes, weak_scalar,
+    ArrayLike, NpArray, broadcast_shapes_scalar, same_dtypes, weak_scalar,
 )
 from fcore.lax._primitive import Primitive
 from fcore.transforms.ad_util import Tangent, UndefinedPrimal, Zero, instantiate, is_undefined, vspace
@@ -63,18 +63,25 @@ def _accepted(kinds: str) -> frozenset[DType]:
     return frozenset().union(*(_KIND_DTYPES[k] for k in kinds.split("|")))
 
 
-_NUM = "float|complex|int"
+_NUM = "int|float|complex"
 _INEXACT = "float|complex"
 _INTEGRAL = "int|bool"
-_ANY = "float|complex|int|bool"
-_ORDERED = "float|int|bool"  # complex numbers have no order: lt/le/gt/ge reject them, as JAX
+_ANY = "int|float|complex|bool"
+_ORDERED = "int|float|bool"  # complex numbers have no order: lt/le/gt/ge reject them, as JAX
 
 
-def _check_dtype(name: str, dt: DType, kinds: str) -> None:
+#: NumPy's names of the kinds, as JAX's messages print them.
+_KIND_NAMES = {"int": "integer", "signed int": "signedinteger", "float": "floating", "complex": "complexfloating",
+               "bool": "bool"}
+
+
+def _check_dtype(name: str, dt: DType, kinds: str, position: int | None = None) -> None:
+    """JAX's message for an operand (at ``position`` of an n-ary op) of a dtype not in ``kinds``."""
     if dt not in _accepted(kinds):
-        raise TypeError(
-            f"{name} does not accept dtype {dtypes.dtype_name(dt)}. Accepted dtype kinds: {kinds.replace('|', ', ')}."
-        )
+        names = ", ".join(_KIND_NAMES[k] for k in kinds.split("|"))
+        where, accepted = ("", "") if position is None else (f" at position {position}", f" at position {position}")
+        raise TypeError(f"{name} does not accept dtype {dtypes.dtype_name(dt)}{where}. "
+                        f"Accepted dtypes{accepted} are subtypes of {names}.")
 
 
 def _nary_abstract_eval(name: str, arity: int, kinds: str, out_dtype: DType | None = None) -> Callable[..., ShapedArray]:
@@ -100,9 +107,9 @@ def _nary_abstract_eval(name: str, arity: int, kinds: str, out_dtype: DType | No
                 if ss == (fs or ss) and second.weak_type == weak:
                     return second
                 return shaped_array(fs or ss, dt, weak)
+        for i, a in enumerate(avals):  # as JAX: each operand's kind, then one dtype
+            _check_dtype(name, a.dtype, kinds, i if arity > 1 else None)
         dt = same_dtypes(name, avals)
-        if dt not in accepted:
-            _check_dtype(name, dt, kinds)
         shape = broadcast_shapes_scalar(name, avals)
         weak = all(a.weak_type for a in avals)  # also for fixed-dtype results, as in JAX
         if out_dtype is None:
@@ -212,12 +219,11 @@ def _unary_function(p: Primitive) -> UnaryFunction:
 
 
 def _binary_function(p: Primitive) -> BinaryFunction:
-    """The user function of a parameterless binary primitive: a Python scalar operand takes
-    the other operand's dtype, weakly typed."""
+    """The user function of a parameterless binary primitive. As in JAX, a Python scalar
+    operand is a weakly typed value of its default dtype (``lax.add(int8_array, 2)`` is a
+    dtype mismatch; ``lax.add(float32_array, 2.0)`` is float32)."""
 
     def fn(x: ArrayLike, y: ArrayLike) -> Array:
-        if type(x) in PYTHON_SCALARS or type(y) in PYTHON_SCALARS:
-            x, y = match_scalars(x, y)
         result: Array = CURRENT_TRACE.get().process_primitive(p, (x, y), {})  # p.bind(x, y)
         return result
 
@@ -525,6 +531,11 @@ def _replace_zero(x: Array) -> Array:
 def _pow_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
     """``pow``'s exponent has the base's dtype or is any integer (as in JAX 0.10)."""
     if not dtypes.is_integer(y.dtype) or not dtypes.is_inexact(x.dtype):
+        if x.dtype != y.dtype and dtypes.is_inexact(x.dtype) and dtypes.is_inexact(y.dtype):
+            raise TypeError(
+                "the first argument to pow must have an inexact dtype (float or complex), and the second "
+                "argument must have an inexact or integer dtype, and two inexact dtypes must match, but got "
+                f"{dtypes.dtype_name(x.dtype)} and {dtypes.dtype_name(y.dtype)} respectively.")
         return _pow_same_dtype(x, y)
     shape = broadcast_shapes_scalar("pow", (x, y))
     weak = x.weak_type and y.weak_type
@@ -1187,9 +1198,11 @@ complex_p = Primitive("complex", params=NoParams)
 
 @complex_p.def_abstract_eval
 def _complex_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    for i, a in enumerate((x, y)):
+        if a.dtype not in (dtypes.float32, dtypes.float64):  # XLA has no complex32/bfloat16 parts
+            raise TypeError(f"complex does not accept dtype {dtypes.dtype_name(a.dtype)} at position {i}. "
+                            f"Accepted dtypes at position {i} are subtypes of float32, float64.")
     dt = same_dtypes("complex", (x, y))
-    if dt not in (dtypes.float32, dtypes.float64):  # XLA has no complex32/bfloat16 parts
-        raise TypeError(f"complex does not accept dtype {dtypes.dtype_name(dt)}. Accepted dtypes: float32, float64.")
     out = dtypes.complex128 if dt == dtypes.float64 else dtypes.complex64
     return shaped_array(broadcast_shapes_scalar("complex", (x, y)), out, x.weak_type and y.weak_type)
 
@@ -1216,7 +1229,6 @@ def _complex_lowering(ctx: LoweringRuleContext, x: str, y: str) -> str:
 
 def complex(x: ArrayLike, y: ArrayLike) -> Array:
     """``x + i y`` (``lax.complex``)."""
-    x, y = match_scalars(x, y)
     result: Array = complex_p.bind(x, y)
     return result
 
@@ -1318,7 +1330,7 @@ def _select_n_abstract_eval(which: ShapedArray, *cases: ShapedArray) -> ShapedAr
         raise TypeError(f"select_n predicate must be bool or int32, got {which.dtype}")
     if dtypes.is_bool(which.dtype) and len(cases) > 2:
         raise TypeError("select_n with a bool predicate takes at most two cases")
-    dt = same_dtypes("select_n", cases)
+    dt = same_dtypes("select", cases)  # JAX names select_n so here
     shape = cases[0].shape
     for c in cases[1:]:
         if c.shape != shape:
@@ -1416,12 +1428,14 @@ clamp_p = Primitive("clamp", params=NoParams)
 
 @clamp_p.def_abstract_eval
 def _clamp_abstract_eval(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
-    dt = same_dtypes("clamp", (lo, x, hi))
-    _check_dtype("clamp", dt, _NUM)
-    for b in (lo, hi):
+    for b, what in ((lo, "min"), (hi, "max")):  # as JAX: shapes first, then dtypes (of any kind)
         if b.shape not in ((), x.shape):
-            raise TypeError(f"clamp bounds must be scalars or have the operand's shape {x.shape}, got {b.shape}")
-    return x
+            raise TypeError(f"clamp requires {what}.shape == operand.shape or {what}.shape == (), got "
+                            f"{what}.shape={b.shape}, operand.shape={x.shape}.")
+    dt = same_dtypes("clamp", (lo, x, hi))
+    _check_dtype("clamp", dt, _ANY)
+    weak = lo.weak_type and x.weak_type and hi.weak_type
+    return x if x.weak_type == weak else x.update(weak_type=weak)
 
 
 @clamp_p.def_impl
@@ -1453,8 +1467,6 @@ def _clamp_lowering(ctx: LoweringRuleContext, lo: str, x: str, hi: str) -> str:
 
 def clamp(lo: ArrayLike, x: ArrayLike, hi: ArrayLike) -> Array:
     """``min(max(x, lo), hi)`` (``lax.clamp``)."""
-    lo, x = match_scalars(lo, x)
-    hi, x = match_scalars(hi, x)
     result: Array = clamp_p.bind(lo, x, hi)
     return result
 

@@ -22,7 +22,7 @@ from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import get_aval
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
-from fcore.lax._base import ArrayLike, is_python_scalar, match_scalars, weak_scalar
+from fcore.lax._base import ArrayLike, weak_scalar
 from fcore.lax._decomposed import call_decomposed, elementwise_run_by_xla, lower_decomposed, up_and_broadcast
 from fcore.lax.control_flow import while_loop
 from fcore.lax.elementwise import (
@@ -225,10 +225,6 @@ def _random_gamma_grad_impl(a: Array, x: Array, *, dtype: DType) -> Array:
     return _derivative_impl(a, x, dtype, _Mode.SAMPLE_DERIVATIVE)
 
 
-def _binary_operands(a: ArrayLike, x: ArrayLike) -> tuple[ArrayLike, ArrayLike]:
-    return match_scalars(a, x) if is_python_scalar(a) or is_python_scalar(x) else (a, x)
-
-
 def _igamma_grad_x(g: Any, a: Array, x: Array) -> Array:
     """``dP/dx = x^(a-1) e^-x / Gamma(a)``."""
     return mul(g, exp(sub(add(neg(x), mul(sub(a, _c(a, 1.0)), log(x))), lgamma(a))))
@@ -243,7 +239,7 @@ lowering_rules.register(igamma_p)(lower_decomposed(up_and_broadcast(_igamma_impl
 
 def igamma(a: ArrayLike, x: ArrayLike) -> Array:
     """The regularized lower incomplete gamma function ``P(a, x)``."""
-    out: Array = igamma_p.bind(*_binary_operands(a, x))
+    out: Array = igamma_p.bind(a, x)
     return out
 
 
@@ -256,7 +252,7 @@ lowering_rules.register(igammac_p)(lower_decomposed(up_and_broadcast(_igammac_im
 
 def igammac(a: ArrayLike, x: ArrayLike) -> Array:
     """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``."""
-    out: Array = igammac_p.bind(*_binary_operands(a, x))
+    out: Array = igammac_p.bind(a, x)
     return out
 
 
@@ -275,7 +271,7 @@ lowering_rules.register(igamma_grad_a_p)(lower_decomposed(up_and_broadcast(_igam
 
 def igamma_grad_a(a: ArrayLike, x: ArrayLike) -> Array:
     """``dP(a, x)/da``."""
-    out: Array = igamma_grad_a_p.bind(*_binary_operands(a, x))
+    out: Array = igamma_grad_a_p.bind(a, x)
     return out
 
 
@@ -287,7 +283,6 @@ def random_gamma_grad(a: ArrayLike, x: ArrayLike) -> Array:
     """``dx/da`` for a sample ``x`` of ``Gamma(a, 1)`` held at its quantile (JAX computes this
     with lax operations, not as a primitive; fcore stages them as one ``jit`` call, so that
     eager calls run compiled too). Operands broadcast as NumPy's do."""
-    a, x = _binary_operands(a, x)
     ta, tx = get_aval(a), get_aval(x)
     if ta.dtype != tx.dtype or not dtypes.is_floating(ta.dtype):
         raise TypeError(f"random_gamma_grad requires arguments of one floating dtype, got {ta.dtype} and {tx.dtype}")

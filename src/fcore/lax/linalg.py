@@ -35,7 +35,7 @@ from fcore.ir.core import ClosedJaxpr, Jaxpr
 from fcore.ir.dtypes import DType
 from fcore.ir.params import ParamValue
 from fcore.ir.parser import register_param_enum
-from fcore.lax._base import ArrayLike, NpArray, checked_impl
+from fcore.lax._base import ArrayLike, NpArray, checked_impl, const
 from fcore.lax._primitive import Primitive
 from fcore.lax.call import launch_for
 from fcore.lax.control_flow import fori_loop, scan
@@ -141,7 +141,7 @@ def _permutation_matrix(permutation: Array, dtype: DType) -> Array:
 
 def symmetrize(x: Array) -> Array:
     """``(x + x^H) / 2`` (``lax.linalg.symmetrize``)."""
-    return div(add(x, _H(x)), 2.0)
+    return div(add(x, _H(x)), const(x, 2))
 
 
 def _check_matrix(name: str, x: ShapedArray, square: bool = True) -> None:
@@ -1438,7 +1438,7 @@ def symmetric_product(a_matrix: ArrayLike, c_matrix: ArrayLike, *, alpha: float 
             raise TypeError(f"symmetric_product does not accept dtype {dtypes.dtype_name(v.dtype)} at position {pos}. "
                             f"Accepted dtypes at position {pos} are subtypes of floating.")
     prod = batch_matmul(a, _T(a))
-    return add(mul(prod, alpha), mul(c, beta))
+    return add(mul(prod, const(prod, alpha)), mul(c, const(c, beta)))
 
 
 # -- tridiagonal_solve[perturb_singular] -----------------------------------------------------------

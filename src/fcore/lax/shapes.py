@@ -27,7 +27,7 @@ from fcore.interpreters.eval import get_aval
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.dtypes import DType, DTypeLike
-from fcore.lax._base import ArrayLike, NpArray, checked_impl, match_scalars, same_dtypes, shape_of
+from fcore.lax._base import ArrayLike, NpArray, checked_impl, same_dtypes, shape_of
 from fcore.lax._primitive import Primitive
 from fcore.lax._rule_helpers import Shape, aval_of, bind, hlo_ints, index_tuple, literal, shift_dims
 from fcore.lax.elementwise import convert_element_type, select_n, sub
@@ -658,10 +658,10 @@ def _pad_lowering(ctx: LoweringRuleContext, x: str, padding_value: str, *, paddi
 def pad(operand: ArrayLike, padding_value: ArrayLike, padding_config: Sequence[tuple[int, int, int]]) -> Array:
     """Pad each axis with ``(low, high, interior)`` copies of ``padding_value`` (negative low/high crop).
 
-    As everywhere in ``fcore.lax``, a Python-scalar ``padding_value`` takes the operand's dtype.
+    As everywhere in ``fcore.lax``, a Python-scalar ``padding_value`` has its default dtype
+    (``0.0`` is float32), which must be the operand's.
     """
     config = tuple((operator.index(lo), operator.index(hi), operator.index(i)) for lo, hi, i in padding_config)
-    operand, padding_value = match_scalars(operand, padding_value)
     return bind(pad_p, operand, padding_value, padding_config=config)
 
 

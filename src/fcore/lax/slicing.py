@@ -26,7 +26,7 @@ from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.dtypes import DType
 from fcore.ir.params import NoParams
-from fcore.lax._base import ArrayLike, NpArray, checked_impl, same_dtypes, shape_of
+from fcore.lax._base import ArrayLike, NpArray, checked_impl, const, same_dtypes, shape_of
 from fcore.lax._primitive import Primitive
 from fcore.lax._rule_helpers import Shape, aval_of, bind, hlo_ints, index_tuple, literal, zeros
 from fcore.lax.elementwise import add, convert_element_type, lt, select_n
@@ -105,7 +105,7 @@ def _normalize_index(name: str, i: ArrayLike, d: int, allow_negative: bool) -> A
             return i
         if i.weak_type:
             i = convert_element_type(i, dt)
-        return select_n(lt(i, 0), i, add(i, d))
+        return select_n(lt(i, const(i, 0)), i, add(i, const(i, d)))
     v = int(np.asarray(i))
     if v < 0:
         if not allow_negative:

@@ -19,7 +19,7 @@ from fcore.backend.lowering import lowering_rules
 from fcore.interpreters.array import Array
 from fcore.interpreters.eval import get_aval
 from fcore.lax._primitive import Primitive
-from fcore.lax._base import ArrayLike, is_python_scalar, match_scalars, weak_scalar
+from fcore.lax._base import ArrayLike, weak_scalar
 from fcore.lax.elementwise import _define, _lower_nary, _lower_unary  # the elementwise machinery, shared
 from fcore.lax.elementwise import add, exp, mul, neg, square
 from fcore.transforms.batching import defbroadcasting
@@ -143,8 +143,6 @@ def _scalar(x: ArrayLike, value: float) -> Array:
 
 
 def _bind(p: Primitive, *args: ArrayLike) -> Array:
-    if len(args) == 2 and (is_python_scalar(args[0]) or is_python_scalar(args[1])):
-        args = match_scalars(args[0], args[1])
     out: Array = p.bind(*args)
     return out
 

@@ -23,6 +23,7 @@ from fcore.testing.checks import (
     check_print_parse_round_trip as check_print_parse_round_trip,
     check_transpose_is_adjoint as check_transpose_is_adjoint,
     check_vmap_equals_loop as check_vmap_equals_loop,
+    input_dtypes as input_dtypes,
     run_mode as run_mode,
 )
 from fcore.testing.ops import OPS as OPS, Op as Op
@@ -44,6 +45,7 @@ __all__ = [
     "check_print_parse_round_trip",
     "check_transpose_is_adjoint",
     "check_vmap_equals_loop",
+    "input_dtypes",
     "jaxprs",
     "programs",
     "run_mode",

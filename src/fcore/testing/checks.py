@@ -32,18 +32,34 @@ def _is_float(dtype: np.dtype[Any]) -> bool:
     return dtype == ml_dtypes.bfloat16 or np.issubdtype(dtype, np.floating)
 
 
-def _tolerance(dtype: np.dtype[Any], rtol: float) -> float:
-    """Low-precision floats round differently on different paths (host numpy vs XLA)."""
-    if dtype == ml_dtypes.bfloat16:
-        return max(rtol, 4e-2)
-    if dtype == np.float16:
-        return max(rtol, 1e-2)
-    return rtol
+def _is_inexact(dtype: np.dtype[Any]) -> bool:
+    return _is_float(dtype) or np.issubdtype(dtype, np.complexfloating)
 
 
-def assert_same(what: str, got: Any, want: Any, rtol: float = 1e-5, atol: float = 1e-5) -> None:
+#: The relative tolerance of values of a dtype: a few units in its last place (eager fcore
+#: computes on the host, jit with XLA; low-precision floats round differently on each).
+_DTYPE_RTOL: dict[str, float] = {"bfloat16": 4e-2, "float16": 1e-2, "float32": 0.0, "float64": 0.0,
+                                 "complex64": 0.0, "complex128": 0.0}
+
+
+def _tolerance(dtype: np.dtype[Any], rtol: float, inputs: Sequence[np.dtype[Any]] = ()) -> float:
+    """``rtol``, raised to the precision of ``dtype`` and of the float ``inputs`` the value
+    was computed from (a float32 result of bfloat16 arithmetic carries bfloat16's rounding)."""
+    return max([rtol] + [_DTYPE_RTOL.get(np.dtype(d).name, 0.0) for d in (dtype, *inputs) if _is_inexact(np.dtype(d))])
+
+
+def input_dtypes(args: Sequence[Any]) -> tuple[np.dtype[Any], ...]:
+    """The float and complex dtypes of ``args``' arrays: what ``assert_same``'s ``inputs`` takes."""
+    return tuple({np.asarray(a).dtype for a in args if isinstance(a, (np.ndarray, np.generic))
+                  and _is_inexact(np.asarray(a).dtype)})
+
+
+def assert_same(
+    what: str, got: Any, want: Any, rtol: float = 1e-5, atol: float = 1e-5, inputs: Sequence[np.dtype[Any]] = ()
+) -> None:
     """Same pytree structure, shapes and dtypes; values equal (integers, bools) or close
-    (floats, scaled by the dtype's precision); NaNs in the same places."""
+    (floats and complex numbers, at the precision of their dtype and of the float dtypes
+    ``inputs`` they were computed from); NaNs in the same places."""
     got_leaves, want_leaves = fcore.tree_util.tree_leaves(got), fcore.tree_util.tree_leaves(want)
     if len(got_leaves) != len(want_leaves):
         raise AssertionError(f"{what}: {len(got_leaves)} results, the reference has {len(want_leaves)}")
@@ -51,11 +67,12 @@ def assert_same(what: str, got: Any, want: Any, rtol: float = 1e-5, atol: float 
         g, w = np.asarray(g), np.asarray(w)
         if g.shape != w.shape or g.dtype != w.dtype:
             raise AssertionError(f"{what}: got {g.dtype}{list(g.shape)}, the reference {w.dtype}{list(w.shape)}")
-        if _is_float(g.dtype):
-            tol = _tolerance(g.dtype, rtol)
-            g64, w64 = g.astype(np.float64), w.astype(np.float64)
-            np.testing.assert_allclose(g64, w64, rtol=tol, atol=max(atol, tol) * (1 + np.nanmax(np.abs(
-                np.where(np.isfinite(w64), w64, 0)), initial=0)), err_msg=what)
+        if _is_inexact(g.dtype):
+            tol = _tolerance(g.dtype, rtol, inputs)
+            wide = np.complex128 if np.issubdtype(g.dtype, np.complexfloating) else np.float64
+            g64, w64 = g.astype(wide), w.astype(wide)
+            scale = np.nanmax(np.abs(np.where(np.isfinite(w64), w64, 0)), initial=0)
+            np.testing.assert_allclose(g64, w64, rtol=tol, atol=max(atol, tol) * (1 + scale), err_msg=what)
         elif g.dtype == np.dtype("V") or g.dtype.name == "float0":
             continue
         else:
@@ -123,7 +140,7 @@ def check_against(
             ):
                 raise AssertionError(f"{mode}: fcore gave {ours!r}, the reference {theirs!r}")
             continue
-        assert_same(mode, ours, theirs, rtol, atol)
+        assert_same(mode, ours, theirs, rtol, atol, input_dtypes(args))
 
 
 def _outcome(lib: Any, f: Callable[..., Any], args: Sequence[Any], mode: str) -> Any:
@@ -135,7 +152,7 @@ def _outcome(lib: Any, f: Callable[..., Any], args: Sequence[Any], mode: str) ->
 
 def check_eager_equals_jit(f: Callable[..., Any], args: Sequence[Any], rtol: float = 1e-5, atol: float = 1e-5) -> None:
     """``jit(f)`` computes what ``f`` does eagerly."""
-    assert_same("jit vs eager", fcore.jit(f)(*args), f(*args), rtol, atol)
+    assert_same("jit vs eager", fcore.jit(f)(*args), f(*args), rtol, atol, input_dtypes(args))
 
 
 def check_vmap_equals_loop(f: Callable[..., Any], args: Sequence[Any], rtol: float = 1e-5, atol: float = 1e-5) -> None:
@@ -143,7 +160,7 @@ def check_vmap_equals_loop(f: Callable[..., Any], args: Sequence[Any], rtol: flo
     batched = run_mode(fcore, f, args, "vmap")
     second = [_second_sample(a) if isinstance(a, np.ndarray) else a for a in args]
     loop = fcore.tree_util.tree_map(lambda *xs: fcore.numpy.stack(xs), f(*args), f(*second))
-    assert_same("vmap vs loop", batched, loop, rtol, atol)
+    assert_same("vmap vs loop", batched, loop, rtol, atol, input_dtypes(args))
 
 
 def check_jvp_finite_differences(
@@ -207,6 +224,8 @@ def check_passes_typecheck(closed: ClosedJaxpr, args: Sequence[Any] | None = Non
     computing the same values."""
     typecheck(closed)
     want = fcore.core.jaxpr_as_fun(closed)(*args) if args is not None else None
+    computed_in = tuple({np.dtype(v.aval.dtype) for e in closed.jaxpr.eqns for v in (*e.invars, *e.outvars)
+                         if hasattr(v, "aval") and _is_inexact(np.dtype(v.aval.dtype))})
     for name, p in PASSES:
         closed = p(closed)
         try:
@@ -214,7 +233,7 @@ def check_passes_typecheck(closed: ClosedJaxpr, args: Sequence[Any] | None = Non
         except Exception as e:
             raise AssertionError(f"after {name}: {e}") from e
         if args is not None:
-            assert_same(f"after {name}", fcore.core.jaxpr_as_fun(closed)(*args), want)
+            assert_same(f"after {name}", fcore.core.jaxpr_as_fun(closed)(*args), want, inputs=computed_in)
 
 
 def check_invariants(f: Callable[..., Any], args: Sequence[Any], rtol: float = 1e-3, atol: float = 1e-3) -> None:

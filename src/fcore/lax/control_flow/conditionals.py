@@ -28,7 +28,7 @@ from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray, shaped_array, typematch
 from fcore.ir.core import ClosedJaxpr, JaxprEqn
-from fcore.lax._base import ArrayLike, check_operands
+from fcore.lax._base import ArrayLike, check_operands, const
 from fcore.lax._primitive import Primitive
 from fcore.lax.call import as_eager_results, eval_closed, tuple_param_of
 from fcore.lax.control_flow.common import (
@@ -332,7 +332,7 @@ def cond(pred: Any, true_fun: Callable[[Unpack[Ts]], R], false_fun: Callable[[Un
     if not dtypes.is_bool(aval.dtype):
         if not dtypes.is_integer(aval.dtype):
             raise TypeError(f"Pred type must be either boolean or integer, got {dtypes.dtype_name(aval.dtype)}.")
-        pred = bool(pred) if type(pred) is int else ne(pred, 0)
+        pred = bool(pred) if type(pred) is int else ne(pred, const(pred, 0))
     if jit_disabled() and not isinstance(pred, Tracer):  # ``disable_jit``: Python runs one branch
         return true_fun(*operands) if pred else false_fun(*operands)
     index = convert_element_type(pred, dtypes.int32)

@@ -35,7 +35,7 @@ from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray, shaped_array, typematch
 from fcore.ir.core import Atom, ClosedJaxpr, JaxprEqn
 from fcore.ir.params import ParamValue
-from fcore.lax._base import ArrayLike, NpArray, check_operands
+from fcore.lax._base import ArrayLike, NpArray, check_operands, const
 from fcore.lax._primitive import Primitive
 from fcore.lax.call import as_eager_results, eval_closed, hoist_consts, param_of, tuple_param_of
 from fcore.lax.control_flow.common import (
@@ -1003,7 +1003,7 @@ def fori_loop(lower: ArrayLike, upper: ArrayLike, body_fun: Callable[[Any, Any],
 
         def scan_body(carry: tuple[Array, Any], _: None) -> tuple[tuple[Array, Any], None]:
             i, x = carry
-            return (add(i, 1), body_fun(i, x)), None
+            return (add(i, const(i, 1)), body_fun(i, x)), None
 
         if jit_disabled() and hi <= lo:
             return init_val  # the Python scan of ``disable_jit`` has no zero-length form (as jax)
@@ -1021,7 +1021,7 @@ def fori_loop(lower: ArrayLike, upper: ArrayLike, body_fun: Callable[[Any, Any],
 
     def body(c: tuple[Array, Array, Any]) -> tuple[Array, Array, Any]:
         i, u, x = c
-        return add(i, 1), u, body_fun(i, x)
+        return add(i, const(i, 1)), u, body_fun(i, x)
 
     _, _, result = while_loop(cond_fun, body, (lower, upper, init_val))
     return result
