@@ -50,11 +50,6 @@ def _load_public_api() -> Callable[[], dict[str, list[str]]]:
 public_api = _load_public_api()
 
 
-#: The tests that use the built site run on one xdist worker, so the build (the most expensive
-#: fixture of the suite) runs once per session (``--dist loadgroup`` in pyproject.toml).
-ON_THE_SITE_WORKER = pytest.mark.xdist_group("docs_site")
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The built HTML site (the build must succeed with warnings as errors)."""
@@ -77,7 +72,6 @@ def _documented_python_names(site: Path) -> set[str]:
     return {line.split(" ", 1)[0] for line in body.splitlines() if " py:" in line}
 
 
-@ON_THE_SITE_WORKER
 def test_every_public_name_is_documented(site: Path) -> None:
     api = public_api()
     assert {"fcore", "fcore.numpy", "fcore.lax", "fcore.core", "fcore.transforms", "fcore.tree_util"} <= set(api)
@@ -117,7 +111,6 @@ def _open(page: Path, tmp_path: Path, *action: str) -> subprocess.CompletedProce
     return subprocess.run(command, capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": str(tmp_path)})
 
 
-@ON_THE_SITE_WORKER
 @pytest.mark.parametrize(
     ("page", "expected"),
     [
