@@ -49,9 +49,16 @@ PROGRAM = textwrap.dedent(
 )
 
 
+#: ``_thread.interrupt_main`` does nothing in a process that inherited SIGINT ignored (as a
+#: pytest-xdist worker's children can: CI saw both tests below lose every interrupt), so the
+#: programs install Python's handler themselves.
+SIGINT_HANDLER = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+
+
 def _run(program: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120, env={**os.environ}
+        [sys.executable, "-c", SIGINT_HANDLER + program], capture_output=True, text=True, timeout=120,
+        env={**os.environ},
     )
 
 

@@ -16,7 +16,7 @@ from fcore.backend.lowering import lowering_rules
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
-from fcore.lax._base import ArrayLike, weak_scalar
+from fcore.lax._base import ArrayLike, const, weak_scalar
 from fcore.lax._decomposed import elementwise_run_by_xla, lower_decomposed, up_and_broadcast
 from fcore.lax.control_flow import while_loop
 from fcore.lax.elementwise import (
@@ -32,8 +32,9 @@ from fcore.transforms.jvp import defjvp
 __all__ = ["betainc", "regularized_incomplete_beta_p"]
 
 
-def _c(x: Array, v: float) -> Array:
-    return weak_scalar(v, x.dtype)
+def _c(x: ArrayLike, v: float) -> Array:
+    """``v`` in ``x``'s dtype; ``x`` may be a user's Python scalar (its default dtype)."""
+    return const(x, v)
 
 
 def _lentz_thompson_barnett(num_iterations: int, small: float, threshold: float,

@@ -22,7 +22,7 @@ from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import get_aval
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
-from fcore.lax._base import ArrayLike, weak_scalar
+from fcore.lax._base import ArrayLike, const
 from fcore.lax._decomposed import call_decomposed, elementwise_run_by_xla, lower_decomposed, up_and_broadcast
 from fcore.lax.control_flow import while_loop
 from fcore.lax.elementwise import (
@@ -38,8 +38,9 @@ __all__ = ["igamma", "igammac", "igamma_grad_a", "random_gamma_grad", "igamma_p"
 
 
 # -- the algorithms (lax operations; operands of one shape and dtype) ------------------------
-def _c(x: Array, v: float) -> Array:
-    return weak_scalar(v, x.dtype)
+def _c(x: ArrayLike, v: float) -> Array:
+    """``v`` in ``x``'s dtype; ``x`` may be a user's Python scalar (its default dtype)."""
+    return const(x, v)
 
 
 def _isnan(x: Array) -> Array:
