@@ -94,12 +94,17 @@ class _TraceCache:
 
 #: A fast-path candidate: the flat argument avals (compared as a list, which compares
 #: element by element and identical objects without a Python call: avals are interned, so
-#: a hit costs one C loop), the settings traced under (``trace_context()``), and the
+#: a hit costs one C loop), the state a call may take it in (``_DispatchState``), and the
 #: specialization's launch in parts (``Launch.fast_parts``).
 _FastEntry = tuple[
-    list[ShapedArray], tuple[bool, str | None], runtime.LaunchFn, list[runtime.ResultHandler],
+    list[ShapedArray], "_DispatchState", runtime.LaunchFn, list[runtime.ResultHandler],
     "tuple[runtime.OutAval, bool, ShapedArray] | None", "Callable[[list[runtime.RawArray]], object] | None",
 ]
+
+
+#: What a cached call compares in one tuple comparison: the current trace (the eager one),
+#: whether jit is disabled (no), and the settings traced under (``trace_context()``).
+_DispatchState = tuple[object, bool, bool, "str | None"]
 
 
 #: Fast-path candidates kept per argument tree (most recent first), and trees per function.
@@ -268,13 +273,16 @@ class Jitted(Generic[P, R]):
         # Fast path, the common cached call: fcore arrays that already live on one device,
         # outside any transformation, with jit enabled and no NaN/Inf check on (``_call`` does
         # those). The candidates for the call's argument tree are compared by the leaves' avals
-        # in one list comparison. A leaf that is not an fcore array has no ``_aval``, one
-        # without its one-device copy (host only, sharded, deleted) no ``_device._array`` (its
-        # jaxlib array): the slow path, which also skips the unused ones. ``_aval`` is None
-        # until an array's aval is first asked for, and such a list matches nothing. Everything else (and a first call) goes through ``_call``,
-        # which fills the fast caches (only for jit objects without static, donated or sharded
-        # arguments: the others never have candidates). Loops, not comprehensions: each of
-        # those makes a function object per call (Python 3.11).
+        # in one list comparison, and by the dispatch state (trace, disable_jit, the settings
+        # traced under) in one tuple comparison. A leaf that is not an fcore array has no
+        # ``_aval``, one without its one-device copy (host only, sharded, deleted) no
+        # ``_device._array`` (its jaxlib array): the slow path, which also skips the unused
+        # ones. ``_aval`` is None until an array's aval is first asked for, and such a list
+        # matches nothing. Everything else (and a first call) goes through ``_call``, which
+        # fills the fast caches (only for jit objects without static, donated or sharded
+        # arguments: the others never have candidates). Each bytecode here costs ~30 machine
+        # instructions (CPython 3.11), so this path is written for few of them: loops, not
+        # comprehensions (a function object per call), getters bound once, no lookup by count.
         candidates = None if kwargs else self._fast_flat
         if candidates:  # positional arrays only (the commonest call): no tree to build
             avals: list[ShapedArray | None] = []
@@ -291,13 +299,13 @@ class Jitted(Generic[P, R]):
             if jit_disabled():
                 return self.fun(*args, **kwargs)  # ``disable_jit``: op by op, as plain Python
             candidates, avals, raw = self._tree_candidates(args, kwargs)
-        if (
-            candidates is not None and _trace_now() is EVAL_TRACE
-            and not _jit_disabled_now(_config_globals.disable_jit) and not eager_checks().floats
-        ):
-            settings = (_x64_now(_config_globals.x64), _precision_now(_config_globals.matmul_precision))
-            for c_avals, c_settings, run, handlers, single, finish in candidates:
-                if c_avals == avals and c_settings == settings:
+        if candidates is not None and not eager_checks().floats:
+            state = (
+                _trace_now(), _jit_disabled_now(_config_globals.disable_jit), _x64_now(_config_globals.x64),
+                _precision_now(_config_globals.matmul_precision),
+            )
+            for c_avals, c_state, run, handlers, single, finish in candidates:
+                if c_avals == avals and c_state == state:
                     try:
                         outs = run(raw).consume_with_handlers(handlers)
                     except runtime.XlaRuntimeError:  # XLA checks devices before running anything
@@ -405,10 +413,10 @@ class Jitted(Generic[P, R]):
                     fast.clear()
                 found = fast[entry.in_tree] = []
             candidates = found
-        settings = trace_context()
-        candidates[:] = [c for c in candidates if not (c[1] == settings and c[0] == avals)]  # a stale one
+        state: _DispatchState = (EVAL_TRACE, False, *trace_context())
+        candidates[:] = [c for c in candidates if not (c[1] == state and c[0] == avals)]  # a stale one
         one = entry.leaf_out and entry.out_tree.num_leaves == 1  # (``None`` is a leaf tree of no leaves)
-        candidates.insert(0, (avals, settings, *launch.fast_parts(None if one else entry.out_tree.unflatten)))
+        candidates.insert(0, (avals, state, *launch.fast_parts(None if one else entry.out_tree.unflatten)))
         _with_launches.add(self._caches)  # ``clear_caches`` must drop the candidate's launch
         del candidates[_FAST_PER_TREE:]
 
