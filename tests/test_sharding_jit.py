@@ -72,7 +72,16 @@ def test_sharded_jit_matches_jax() -> None:
         assert fcore.sharding.get_abstract_mesh() is None and r.sharding == NamedSharding(mesh, P("x"))
         fcore.set_mesh(mesh)
         assert fcore.sharding.get_mesh() is mesh
+        # device_put to a bare PartitionSpec lays the array over the set mesh (as jax)
+        assert fcore.device_put(a, P("x", "y")).sharding == NamedSharding(mesh, P("x", "y"))
         fcore.set_mesh(None)
+        for bad in (P("x"), "x"):  # no mesh set / not a sharding: jax's ValueErrors, not a recursion
+            for put in (fcore.device_put, jax.device_put):
+                try:
+                    put(a, bad)
+                    raise AssertionError(bad)
+                except ValueError as e:
+                    assert "set a mesh" in str(e) or "only accepts" in str(e), e
         # ahead of time: the lowered text carries the shardings; the compiled program runs over the mesh
         f = fcore.jit(mm, in_shardings=(xs, both(())[0]), out_shardings=both(("x", "y"))[0])
         low = f.lower(a, b)
