@@ -291,16 +291,17 @@ def shard_map(
     if f is None:
         return functools.partial(shard_map, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
                                  axis_names=axis_names, check_vma=check_vma, check_rep=check_rep)
-    the_mesh = mesh if mesh is not None else get_abstract_mesh()
-    if the_mesh is None:
-        raise ValueError("shard_map requires a `mesh` argument (or an enclosing `with mesh:` block)")
-    if not isinstance(the_mesh, Mesh):
-        raise TypeError(f"shard_map requires a Mesh, got {type(the_mesh).__name__}")
-    fun, m = f, the_mesh
+    if mesh is not None and not isinstance(mesh, Mesh):
+        raise TypeError(f"shard_map requires a Mesh, got {type(mesh).__name__}")
+    fun = f
     check = check_vma if check_rep is None else check_rep
 
     @functools.wraps(fun)
     def wrapped(*args: Any) -> Any:
+        # Without `mesh=`, the mesh set where the function is called (as jax), not where it was defined.
+        m = mesh if mesh is not None else get_abstract_mesh()
+        if m is None:
+            raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter into a mesh context")
         return _call(fun, m, in_specs, out_specs, args, check)
 
     return wrapped
