@@ -33,6 +33,7 @@ from fcore.lax.parallel import axis_env, psum_p
 from fcore.sharding import Mesh, NamedSharding, PartitionSpec, get_abstract_mesh
 from fcore.transforms.ad_util import Tangent, UndefinedPrimal, Zero, instantiate, is_undefined
 from fcore.transforms.jvp import jvp_jaxpr, jvp_rules
+from fcore.transforms.partial_eval import partial_eval_jaxpr
 from fcore.transforms.transpose import transpose_jaxpr, transpose_rules
 
 __all__ = ["shard_map", "shard_map_p"]
@@ -147,7 +148,10 @@ def _shard_map_transpose(
     nonlinear = [x for x in invals if not isinstance(x, UndefinedPrimal)]
     cts = [instantiate(ct) for ct in cts]
     with axis_env(mesh.shape):
-        transposed = transpose_jaxpr(jaxpr, linear)
+        # The body's non-linear part runs forward first (a jvp body of a remat mixes primal and
+        # tangent results in one equation, which a backward walk alone would take as all linear).
+        known, unknown, _, num_res = partial_eval_jaxpr(jaxpr, linear, True)
+        transposed = transpose_jaxpr(unknown, [False] * num_res + [True] * sum(linear))
     nl_specs = [s for s, lin in zip(in_specs, linear) if not lin]
     lin_specs = [s for s, lin in zip(in_specs, linear) if lin]
     out_scale = [math.prod(mesh.shape[a] for a in _unmentioned(mesh, s)) for s in out_specs]
@@ -156,7 +160,8 @@ def _shard_map_transpose(
     def body(*args: Any) -> list[Any]:
         k = len(nonlinear)
         local_cts = [c / n if n > 1 else c for c, n in zip(args[k:], out_scale)]
-        outs = eval_closed(transposed, [*args[:k], *local_cts])
+        residuals = eval_closed(known, list(args[:k]))
+        outs = eval_closed(transposed, [*residuals, *local_cts])
         return [psum_p.bind(o, axes=axes) if axes else o for o, axes in zip(outs, sums)]
 
     local_in = [
