@@ -27,7 +27,9 @@ def fwd_and_bwd(
 
     def fwd(*args: Any) -> Any:
         f_partial, dyn_args = argnums_partial(fun, nums, args, {})
-        return vjp(f_partial, *dyn_args, has_aux=has_aux)
+        if has_aux:
+            return vjp(f_partial, *dyn_args, has_aux=True)
+        return vjp(f_partial, *dyn_args)
 
     def bwd(f_vjp: Callable[[Any], tuple[Any, ...]], outgrad: Any) -> Any:
         g = f_vjp(outgrad)
