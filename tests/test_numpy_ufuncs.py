@@ -8,6 +8,7 @@ arrays with Python scalars; a few run in 64-bit mode, and strict promotion is ch
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -347,8 +348,17 @@ def test_broadcasting_property(shapes: tuple[tuple[int, ...], tuple[int, ...]], 
 
 
 def test_broadcasting_errors() -> None:
-    with pytest.raises(TypeError, match=r"add got incompatible shapes for broadcasting: \(2, 3\), \(4,\)"):
-        fnp.add(np.ones((2, 3)), np.ones((4,)))  # a TypeError, as jnp.add's (SPEC §4)
+    with pytest.raises(TypeError, match=r"add got incompatible shapes for broadcasting: \(2, 3\), \(2, 4\)"):
+        fnp.add(np.ones((2, 3)), np.ones((2, 4)))  # one rank: the primitive's TypeError, as jnp.add's (SPEC §4)
+    calls: list[Callable[[], Any]] = [lambda: fnp.add(np.ones((2, 3)), np.ones((4,))),
+                                      lambda: fnp.ones((2, 3)) * fnp.ones(4),
+                                      lambda: fnp.arctan2(fnp.ones((2, 3)), np.ones(4))]
+    for f in calls:
+        with pytest.raises(ValueError, match=re.escape("Incompatible shapes for broadcasting: shapes=[(2, 3), (4,)]")):
+            f()  # different ranks: jnp's ValueError in JAX 0.10
+    with pytest.raises(ValueError) as want:
+        jnp.ones((2, 3)) * jnp.ones(4)
+    assert str(want.value) == "Incompatible shapes for broadcasting: shapes=[(2, 3), (4,)]"
     with pytest.raises(TypeError):
         fnp.add([1, 2], 1)  # type: ignore[arg-type]  # jnp also rejects lists
 

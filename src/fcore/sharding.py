@@ -479,8 +479,8 @@ def resolve_spec(spec_or_sharding: object, what: str) -> NamedSharding:
 
 
 def make_mesh(
-    axis_shapes: Sequence[int], axis_names: Sequence[str], *, devices: Sequence[Device] | None = None,
-    axis_types: Sequence[AxisType] | None = None,
+    axis_shapes: Sequence[int], axis_names: Sequence[str], axis_types: Sequence[AxisType] | None = None, *,
+    devices: Sequence[Device] | None = None,
 ) -> Mesh:
     """A mesh of the first ``prod(axis_shapes)`` devices (as ``jax.make_mesh`` on CPU)."""
     shape = tuple(int(s) for s in axis_shapes)

@@ -41,7 +41,7 @@ from fcore.interpreters.stack import CURRENT_TRACE, current_trace
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.interpreters.trace import Tracer
 from fcore.ir.avals import ShapedArray
-from fcore.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, resolve_spec
+from fcore.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, get_abstract_mesh, resolve_spec
 from fcore.api.spmd import SpmdLaunch, jaxpr_mesh, spmd_launch
 from fcore.api.spmd_stages import SpmdLowered
 from fcore.backend.sharded import ShardedBuffer
@@ -592,6 +592,15 @@ def device_put(x: Any, device: Any = None) -> Any:
     An fcore array already there is returned as is; Python scalars stay weakly typed.
     Under a transformation, traced values pass through unchanged.
     """
+    if isinstance(device, PartitionSpec):
+        if get_abstract_mesh() is None:
+            raise ValueError("Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to device_put")
+        device = resolve_spec(device, "device_put")
+    elif isinstance(device, str):  # a leaf of no tree of shardings: it would recurse forever
+        raise ValueError(
+            "`jax.device_put` only accepts `None`, `jax.sharding.Sharding`, `jax.Device`, `Format`, "
+            f"`jax.memory.Space` or a pytree of these values. Received invalid value: {device}"
+        )
     if isinstance(device, Sharding):
         sharding = device
         return tree_util.tree_map(lambda leaf: leaf if isinstance(leaf, Tracer) else to_sharding(leaf, sharding), x)

@@ -31,9 +31,24 @@ def _preferred(a: Array, b: Array, preferred_element_type: Any) -> tuple[DType, 
     return canonical_dtype(preferred_element_type), False
 
 
-def dot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None) -> Array:
+def _laid_out(out: Array, out_sharding: Any) -> Array:
+    """The result laid out as ``out_sharding`` asks (a sharding, or a ``PartitionSpec`` of the set
+    mesh); fcore's mesh axes are all ``Auto``, so this is a sharding constraint."""
+    if out_sharding is None:
+        return out
+    laid: Array = lax.with_sharding_constraint(out, out_sharding)
+    return laid
+
+
+def dot(
+    a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None, out_sharding: Any = None
+) -> Array:
     """``jnp.dot``: scalar products, matrix products, and sum over the last axis of ``a``
     and the second-to-last of ``b`` for higher ranks (batch dimensions are stacked)."""
+    return _laid_out(_dot(a, b, precision, preferred_element_type), out_sharding)
+
+
+def _dot(a: ArrayLike, b: ArrayLike, precision: Any, preferred_element_type: Any) -> Array:
     x, y = asarray(a, "dot", 0), asarray(b, "dot", 1)
     dt, weak = _preferred(x, y, preferred_element_type)
     xn, yn = x.ndim, y.ndim
@@ -47,9 +62,15 @@ def dot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_
     return convert(out, dt, weak)
 
 
-def matmul(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None) -> Array:
+def matmul(
+    a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None, out_sharding: Any = None
+) -> Array:
     """``a @ b`` with NumPy's rules: 1-D operands are promoted and squeezed back, leading
     (batch) dimensions broadcast."""
+    return _laid_out(_matmul(a, b, precision, preferred_element_type), out_sharding)
+
+
+def _matmul(a: ArrayLike, b: ArrayLike, precision: Any, preferred_element_type: Any) -> Array:
     x, y = asarray(a, "matmul", 0), asarray(b, "matmul", 1)
     for i, v in enumerate((x, y)):
         if v.ndim < 1:
@@ -159,9 +180,14 @@ def outer(a: ArrayLike, b: ArrayLike, out: None = None) -> Array:
 
 
 def tensordot(
-    a: ArrayLike, b: ArrayLike, axes: int | Sequence[Any] = 2, *, precision: Any = None, preferred_element_type: Any = None
+    a: ArrayLike, b: ArrayLike, axes: int | Sequence[Any] = 2, *, precision: Any = None, preferred_element_type: Any = None,
+    out_sharding: Any = None,
 ) -> Array:
     """Sum products over the given axes (the last ``axes`` of ``a`` and first of ``b``)."""
+    return _laid_out(_tensordot(a, b, axes, precision, preferred_element_type), out_sharding)
+
+
+def _tensordot(a: ArrayLike, b: ArrayLike, axes: int | Sequence[Any], precision: Any, preferred_element_type: Any) -> Array:
     x, y = asarray(a, "tensordot", 0), asarray(b, "tensordot", 1)
     dt, weak = _preferred(x, y, preferred_element_type)
     xn, yn = x.ndim, y.ndim
@@ -278,10 +304,17 @@ def _take_diagonal(x: Array, spec: str) -> tuple[Array, str]:
         assert x.shape[i] == n
 
 
-def einsum(subscripts: str, /, *operands: ArrayLike, optimize: Any = None, precision: Any = None, preferred_element_type: Any = None) -> Array:
+def einsum(
+    subscripts: str, /, *operands: ArrayLike, optimize: Any = None, precision: Any = None,
+    preferred_element_type: Any = None, out_sharding: Any = None,
+) -> Array:
     """Einstein summation (``jnp.einsum``) for string subscripts, with explicit or implicit
     output and ellipses; operands are contracted pairwise, left to right, with
     ``lax.dot_general`` (summed-out letters use ``lax.reduce_sum``)."""
+    return _laid_out(_einsum(subscripts, operands, precision, preferred_element_type), out_sharding)
+
+
+def _einsum(subscripts: str, operands: tuple[ArrayLike, ...], precision: Any, preferred_element_type: Any) -> Array:
     if not isinstance(subscripts, str):
         raise NotImplementedError("fnp.einsum supports string subscripts only")
     xs = [asarray(o, "einsum", i) for i, o in enumerate(operands)]
