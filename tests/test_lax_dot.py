@@ -278,7 +278,7 @@ def contractions(draw: st.DrawFn) -> tuple[tuple[int, ...], tuple[int, ...], DN]
     return lshape, rshape, ((lc, rc), (lb, rb))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(spec=contractions(), dtype=st.sampled_from((I32, F32, BF16)), seed=st.integers(0, 3))
 def test_dot_general_property(spec: tuple[tuple[int, ...], tuple[int, ...], DN], dtype: DT, seed: int) -> None:
     lshape, rshape, dn = spec

@@ -138,7 +138,7 @@ def test_mlp_loss() -> None:
         assert "dot_general" in prims and "tanh" in prims and "reduce_sum" in prims
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(st.lists(st.integers(1, 3), min_size=0, max_size=2), st.lists(st.integers(1, 3), min_size=0, max_size=2),
        st.integers(1, 4), st.integers(1, 4), st.integers(1, 4))
 def test_matmul_property(ba: list[int], bb: list[int], n: int, k: int, m: int) -> None:

@@ -163,7 +163,7 @@ def array_and_axes(draw: st.DrawFn) -> tuple[np.ndarray[Any, Any], Any, bool]:
     return x, axes, draw(st.booleans())
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(array_and_axes(), st.sampled_from(["sum", "mean", "max", "min", "prod", "var", "any"]))
 def test_reduction_property(case: tuple[np.ndarray[Any, Any], Any, bool], name: str) -> None:
     x, axes, keepdims = case
@@ -176,7 +176,7 @@ def test_reduction_property(case: tuple[np.ndarray[Any, Any], Any, bool], name: 
         assert staged.out_avals[0].shape == np.shape(want)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(array_and_axes())
 def test_cumsum_argmax_property(case: tuple[np.ndarray[Any, Any], Any, bool]) -> None:
     x, axes, _ = case

@@ -127,7 +127,7 @@ def test_bad_size_is_a_type_error() -> None:
         fnp.unique(XI, size=cast(Any, 2.5))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(values=st.lists(st.integers(-3, 3), min_size=0, max_size=9), other=st.lists(st.integers(-3, 3), max_size=5),
        size=st.integers(1, 8))
 def test_set_operations_property(values: list[int], other: list[int], size: int) -> None:

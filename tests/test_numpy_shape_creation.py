@@ -211,7 +211,7 @@ def test_shape_errors() -> None:
             check_raises(getattr(fnp, name), getattr(jnp, name), *args, exc=exc)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.data())
 def test_reshape_transpose_property(shape: list[int], data: st.DataObject) -> None:
     x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)

@@ -174,7 +174,7 @@ def test_binary_two_python_scalars(name: str) -> None:
         _binary_case(name, s, t)
 
 
-@pytest.mark.parametrize("name", ["add", "multiply", "true_divide", "equal", "less", "maximum", "sin", "power", "floor_divide"])
+@pytest.mark.parametrize("name", ["add", "true_divide", "less", "sin", "power", "floor_divide"])
 def test_x64(name: str) -> None:
     f, g = _fn(name)
     with modes(x64=True):
@@ -207,7 +207,7 @@ def test_strict_promotion(name: str) -> None:
 def test_where() -> None:
     with modes():
         c = sample(np.dtype(np.bool_), (2, 3), seed=4)
-        for a, b in itertools.product(DTYPES, DTYPES):
+        for a, b in [*((d, d) for d in DTYPES), *MIXES]:  # where promotes as the binary functions
             check(fnp.where, jnp.where, c, sample(a, (2, 3), seed=1), sample(b, (3,), seed=2))
         check(fnp.where, jnp.where, c, 1, 2.5)
         check(fnp.where, jnp.where, True, 1, 2.5)
@@ -327,7 +327,7 @@ def broadcastable_shapes(draw: st.DrawFn) -> tuple[tuple[int, ...], tuple[int, .
     return tuple(a[ka:]), tuple(b[kb:])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(broadcastable_shapes(), st.sampled_from(["add", "multiply", "maximum", "less", "true_divide", "where"]))
 def test_broadcasting_property(shapes: tuple[tuple[int, ...], tuple[int, ...]], name: str) -> None:
     sa, sb = shapes
