@@ -57,6 +57,12 @@ _KIND_DTYPES: dict[str, frozenset[DType]] = {
 }
 
 
+_ndarray = np.ndarray
+#: ``object.__new__``, looked up once: the eager fast paths fill an ``ArrayImpl`` 's slots
+#: themselves (a Python ``__init__`` frame costs more than the four stores).
+_new_array = ArrayImpl.__new__
+
+
 @functools.lru_cache(maxsize=None)
 def _accepted(kinds: str) -> frozenset[DType]:
     """The dtypes of the ``|``-separated kinds (computed once per primitive)."""
@@ -166,9 +172,16 @@ def _elementwise(
         out = fn(h)
         if fixed_dtype is not None:
             return ArrayImpl(out if type(out) is np.ndarray else np.asarray(out), x._weak)
-        if type(out) is not np.ndarray or out.dtype != dt:
+        if type(out) is not _ndarray or out.dtype != dt:
             out = np.asarray(out, dt)
-        return ArrayImpl(out, x._weak, None, x._aval)  # the operand's type, known or not
+        # ArrayImpl(out, x._weak, None, x._aval) without the ``__init__`` frame: the result has
+        # the operand's type, known or not.
+        r = _new_array(ArrayImpl)
+        r._np = out
+        r._device = None
+        r._weak = x._weak
+        r._aval = x._aval
+        return r
 
     def eager_binary(x: object = None, y: object = None, *rest: object) -> ArrayImpl | None:
         if rest or type(x) is not ArrayImpl or type(y) is not ArrayImpl:
@@ -197,6 +210,23 @@ def _elementwise(
     p.def_impl(impl)
     p.eager_rule = eager_unary if arity == 1 else eager_binary
     p.weak_type_rule = _all_weak
+    _ACCEPTED[p] = accepted
+
+
+#: The operand dtypes each ``_elementwise`` primitive's eager fast path accepts.
+_ACCEPTED: dict[Primitive, frozenset[DType]] = {}
+#: The primitive of each parameterless unary user function (``_unary_function``).
+_UNARY_PRIMITIVES: dict[Callable[..., object], Primitive] = {}
+
+
+def unary_eager_path(fn: Callable[..., object]) -> tuple[Primitive, frozenset[DType]] | None:
+    """The primitive behind the unary ``lax`` function ``fn`` and the dtypes its eager fast path
+    accepts, if ``fn`` is one of ``_unary_function``'s with ``_elementwise``'s rules: a caller
+    (``fcore.numpy``'s wrappers) may run that path itself under eager evaluation."""
+    p = _UNARY_PRIMITIVES.get(fn)
+    if p is None or p not in _ACCEPTED:
+        return None
+    return p, _ACCEPTED[p]
 
 
 def _define(name: str, arity: int, kinds: str, fn: Callable[..., NpArray], out_dtype: DType | None = None) -> Primitive:
@@ -215,6 +245,7 @@ def _unary_function(p: Primitive) -> UnaryFunction:
 
     fn.__name__ = p.name
     fn.__doc__ = f"Elementwise ``{p.name}`` (``lax.{p.name}``)."
+    _UNARY_PRIMITIVES[fn] = p
     return fn
 
 

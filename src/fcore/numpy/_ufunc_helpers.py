@@ -9,9 +9,14 @@ from collections.abc import Callable
 import numpy as np
 
 from fcore import lax
+from fcore.config import eager_checks
 from fcore.interpreters.array import Array, ArrayImpl
+from fcore.interpreters.eval import EVAL_TRACE
+from fcore.interpreters.stack import CURRENT_TRACE
 from fcore.ir import dtypes
 from fcore.lax._base import ArrayLike
+from fcore.lax._primitive import Primitive
+from fcore.lax.elementwise import unary_eager_path
 from fcore.numpy._promotion import INEXACT_DTYPES, asarray, convert, is_array, operand, promote2_dtype, result_of, to_inexact, to_numeric
 
 UnaryLax = Callable[[ArrayLike], Array]
@@ -73,8 +78,39 @@ def _promote2_numeric(x: ArrayLike, y: ArrayLike, name: str) -> tuple[Array, Arr
 
 
 def _unary_inexact(fn: UnaryLax, name: str, doc: str) -> UnaryLax:
+    fast = unary_eager_path(fn)
+    if fast is not None and fast[1] <= INEXACT_DTYPES:
+        f = _unary_inexact_eager(fn, name, fast[0])
+    else:
+
+        def f(x: ArrayLike, /) -> Array:
+            if type(x) is ArrayImpl:  # the eager hot path: no property calls
+                host = x._np
+                if (host.dtype if host is not None else x.aval.dtype) in INEXACT_DTYPES:
+                    return fn(x)
+            elif is_array(x) and x.dtype in INEXACT_DTYPES:
+                return fn(x)
+            return fn(_promote_inexact1(x, name))
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"{doc} (``jnp.{name}``; integer and bool inputs are promoted to floating)."
+    return f
+
+
+def _unary_inexact_eager(fn: UnaryLax, name: str, p: Primitive) -> UnaryLax:
+    """``_unary_inexact`` of a primitive whose eager fast path accepts only inexact operands:
+    under eager evaluation with no eager check on, an ``ArrayImpl`` operand goes straight to
+    that path (two Python frames fewer than ``fn`` and the eager trace's dispatch, the same
+    result); anything it declines (an integer operand, to promote) takes the general path."""
+
     def f(x: ArrayLike, /) -> Array:
-        if type(x) is ArrayImpl:  # the eager hot path: no property calls
+        if type(x) is ArrayImpl:
+            if CURRENT_TRACE.get() is EVAL_TRACE and not eager_checks():
+                eager = p.eager_rule
+                if eager is not None:
+                    out: Array | None = eager(x)
+                    if out is not None:
+                        return out
             host = x._np
             if (host.dtype if host is not None else x.aval.dtype) in INEXACT_DTYPES:
                 return fn(x)
@@ -82,8 +118,6 @@ def _unary_inexact(fn: UnaryLax, name: str, doc: str) -> UnaryLax:
             return fn(x)
         return fn(_promote_inexact1(x, name))
 
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"{doc} (``jnp.{name}``; integer and bool inputs are promoted to floating)."
     return f
 
 
