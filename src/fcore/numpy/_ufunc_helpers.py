@@ -15,8 +15,7 @@ from fcore.interpreters.eval import EVAL_TRACE
 from fcore.interpreters.stack import CURRENT_TRACE
 from fcore.ir import dtypes
 from fcore.lax._base import ArrayLike
-from fcore.lax._primitive import Primitive
-from fcore.lax.elementwise import unary_eager_path
+from fcore.lax.elementwise import UnaryEagerPath, unary_eager_path
 from fcore.numpy._promotion import INEXACT_DTYPES, asarray, convert, is_array, operand, promote2_dtype, result_of, to_inexact, to_numeric
 
 UnaryLax = Callable[[ArrayLike], Array]
@@ -78,9 +77,9 @@ def _promote2_numeric(x: ArrayLike, y: ArrayLike, name: str) -> tuple[Array, Arr
 
 
 def _unary_inexact(fn: UnaryLax, name: str, doc: str) -> UnaryLax:
-    fast = unary_eager_path(fn)
-    if fast is not None and fast[1] <= INEXACT_DTYPES:
-        f = _unary_inexact_eager(fn, name, fast[0])
+    path = unary_eager_path(fn)
+    if path is not None and path.accepted <= INEXACT_DTYPES:
+        f = _unary_inexact_eager(fn, name, path)
     else:
 
         def f(x: ArrayLike, /) -> Array:
@@ -97,20 +96,35 @@ def _unary_inexact(fn: UnaryLax, name: str, doc: str) -> UnaryLax:
     return f
 
 
-def _unary_inexact_eager(fn: UnaryLax, name: str, p: Primitive) -> UnaryLax:
-    """``_unary_inexact`` of a primitive whose eager fast path accepts only inexact operands:
-    under eager evaluation with no eager check on, an ``ArrayImpl`` operand goes straight to
-    that path (two Python frames fewer than ``fn`` and the eager trace's dispatch, the same
-    result); anything it declines (an integer operand, to promote) takes the general path."""
+_ndarray = np.ndarray
+#: ``object.__new__``, looked up once (a lookup on a class makes a method object).
+_new_array = ArrayImpl.__new__
+
+
+def _unary_inexact_eager(fn: UnaryLax, name: str, path: UnaryEagerPath) -> UnaryLax:
+    """``_unary_inexact`` of a primitive with an inline eager path (``UnaryEagerPath``): under
+    eager evaluation with no eager check on, an ``ArrayImpl`` host operand of a dtype the
+    primitive's NumPy function preserves is computed here, as the primitive's eager rule would
+    (three Python frames fewer: ``fn``, the eager trace's dispatch, the rule), another goes to
+    the rule directly; what the rule declines (an integer operand, to promote) and anything
+    else (a tracer) takes the general path. The rule accepts only inexact dtypes."""
+    p, rule, compute, preserved = path.primitive, path.rule, path.compute, path.preserved
 
     def f(x: ArrayLike, /) -> Array:
         if type(x) is ArrayImpl:
-            if CURRENT_TRACE.get() is EVAL_TRACE and not eager_checks():
-                eager = p.eager_rule
-                if eager is not None:
-                    out: Array | None = eager(x)
-                    if out is not None:
-                        return out
+            if CURRENT_TRACE.get() is EVAL_TRACE and not eager_checks() and p.eager_rule is rule:
+                h = x._np
+                if h is not None and h.dtype in preserved:
+                    out = compute(h)
+                    r = _new_array(ArrayImpl)  # ArrayImpl(out, x._weak, None, x._aval) without __init__
+                    r._np = out if type(out) is _ndarray else np.asarray(out)  # a 0-d result is a scalar
+                    r._device = None
+                    r._weak = x._weak
+                    r._aval = x._aval  # the operand's type, known or not
+                    return r
+                ruled: ArrayImpl | None = rule(x)
+                if ruled is not None:
+                    return ruled
             host = x._np
             if (host.dtype if host is not None else x.aval.dtype) in INEXACT_DTYPES:
                 return fn(x)
