@@ -15,7 +15,7 @@ import builtins
 import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Union
+from typing import NamedTuple, Union
 
 import attrs
 import numpy as np
@@ -55,6 +55,12 @@ _KIND_DTYPES: dict[str, frozenset[DType]] = {
     "signed int": frozenset(d for d in dtypes.SUPPORTED_DTYPES if dtypes.is_signed_int(d)),
     "bool": frozenset([dtypes.bool_]),
 }
+
+
+_ndarray = np.ndarray
+#: ``object.__new__``, looked up once: the eager fast paths fill an ``ArrayImpl`` 's slots
+#: themselves (a Python ``__init__`` frame costs more than the four stores).
+_new_array = ArrayImpl.__new__
 
 
 @functools.lru_cache(maxsize=None)
@@ -166,9 +172,16 @@ def _elementwise(
         out = fn(h)
         if fixed_dtype is not None:
             return ArrayImpl(out if type(out) is np.ndarray else np.asarray(out), x._weak)
-        if type(out) is not np.ndarray or out.dtype != dt:
+        if type(out) is not _ndarray or out.dtype != dt:
             out = np.asarray(out, dt)
-        return ArrayImpl(out, x._weak, None, x._aval)  # the operand's type, known or not
+        # ArrayImpl(out, x._weak, None, x._aval) without the ``__init__`` frame: the result has
+        # the operand's type, known or not.
+        r = _new_array(ArrayImpl)
+        r._np = out
+        r._device = None
+        r._weak = x._weak
+        r._aval = x._aval
+        return r
 
     def eager_binary(x: object = None, y: object = None, *rest: object) -> ArrayImpl | None:
         if rest or type(x) is not ArrayImpl or type(y) is not ArrayImpl:
@@ -184,19 +197,69 @@ def _elementwise(
         out = fn(hx, hy)
         if fixed_dtype is not None:
             return ArrayImpl(out if type(out) is np.ndarray else np.asarray(out), x._weak and y._weak)
-        if type(out) is not np.ndarray or out.dtype != dt:
+        if type(out) is not _ndarray or out.dtype != dt:
             out = np.asarray(out, dt)
         weak = x._weak and y._weak
         # The result has the type of an operand of its shape and weak type, if it knows it.
+        r = _new_array(ArrayImpl)  # ArrayImpl(out, weak, None, aval) without the ``__init__`` frame
+        r._np = out
+        r._device = None
+        r._weak = weak
         if weak == x._weak and (hx.ndim or not hy.ndim):
-            return ArrayImpl(out, weak, None, x._aval)
-        if weak == y._weak and hy.ndim:
-            return ArrayImpl(out, weak, None, y._aval)
-        return ArrayImpl(out, weak)
+            r._aval = x._aval
+        elif weak == y._weak and hy.ndim:
+            r._aval = y._aval
+        else:
+            r._aval = None
+        return r
 
     p.def_impl(impl)
     p.eager_rule = eager_unary if arity == 1 else eager_binary
     p.weak_type_rule = _all_weak
+    if arity == 1 and fixed_dtype is None:
+        _EAGER_PATHS[p] = UnaryEagerPath(p, eager_unary, accepted, fn, _dtype_preserving(fn, accepted))
+
+
+class UnaryEagerPath(NamedTuple):
+    """What a caller needs to run a unary primitive's eager fast path inline (``fcore.numpy``'s
+    wrappers do, under eager evaluation): the same computation as ``rule``, for operands whose
+    dtype is in ``preserved`` (the accepted dtypes NumPy's ``compute`` maps to themselves, so
+    its result needs no dtype check); ``rule`` itself for the other ``accepted`` ones. Valid
+    while ``primitive.eager_rule is rule``."""
+
+    primitive: Primitive
+    rule: Callable[..., ArrayImpl | None]
+    accepted: frozenset[DType]
+    compute: Callable[[NpArray], NpArray]
+    preserved: frozenset[DType]
+
+
+def _dtype_preserving(fn: Callable[..., NpArray], accepted: frozenset[DType]) -> frozenset[DType]:
+    """The dtypes of ``accepted`` that NumPy's unary ufunc ``fn`` computes in and returns as
+    themselves (its loop resolution, asked once); none where ``fn`` is not a ufunc."""
+    if not isinstance(fn, np.ufunc) or fn.nin != 1 or fn.nout != 1:
+        return frozenset()
+    same = set()
+    for dt in accepted:
+        try:
+            if fn.resolve_dtypes((dt, None)) == (dt, dt):
+                same.add(dt)
+        except (TypeError, ValueError):  # no loop for it (bfloat16's may be ml_dtypes' own)
+            pass
+    return frozenset(same)
+
+
+#: The inline eager path of each ``_elementwise`` unary primitive with an operand-typed result.
+_EAGER_PATHS: dict[Primitive, UnaryEagerPath] = {}
+#: The primitive of each parameterless unary user function (``_unary_function``).
+_UNARY_PRIMITIVES: dict[Callable[..., object], Primitive] = {}
+
+
+def unary_eager_path(fn: Callable[..., object]) -> UnaryEagerPath | None:
+    """The inline eager path of the unary ``lax`` function ``fn``, if ``fn`` is one of
+    ``_unary_function``'s over an ``_elementwise`` primitive whose result has its operand's dtype."""
+    p = _UNARY_PRIMITIVES.get(fn)
+    return None if p is None else _EAGER_PATHS.get(p)
 
 
 def _define(name: str, arity: int, kinds: str, fn: Callable[..., NpArray], out_dtype: DType | None = None) -> Primitive:
@@ -215,6 +278,7 @@ def _unary_function(p: Primitive) -> UnaryFunction:
 
     fn.__name__ = p.name
     fn.__doc__ = f"Elementwise ``{p.name}`` (``lax.{p.name}``)."
+    _UNARY_PRIMITIVES[fn] = p
     return fn
 
 
