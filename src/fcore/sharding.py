@@ -551,12 +551,12 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
 
 
 def make_mesh(
-    axis_shapes: Sequence[int], axis_names: Sequence[str], axis_types: Sequence[AxisType] | None = None, *,
+    axis_shapes: Sequence[int], axis_names: str | Sequence[str], axis_types: Sequence[AxisType] | None = None, *,
     devices: Sequence[Device] | None = None,
 ) -> Mesh:
     """A mesh of the first ``prod(axis_shapes)`` devices (as ``jax.make_mesh`` on CPU)."""
     shape = tuple(int(s) for s in axis_shapes)
-    names = tuple(axis_names)
+    names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)  # one name, as jax
     if len(shape) != len(names):
         raise ValueError(f"axis_shapes {shape} and axis_names {names} must have the same length")
     devs = list(runtime.devices() if devices is None else devices)
