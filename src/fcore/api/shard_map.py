@@ -21,8 +21,10 @@ import attrs
 from fcore import tree_util
 from fcore.api.shard_map_vma import varying_axes
 from fcore.backend.lowering import LoweringRuleContext, lowering_rules, tensor_type
+from fcore.config import eager_checks
 from fcore.interpreters.array import Array
 from fcore.interpreters.eval import get_aval
+from fcore.interpreters.float_checks import check_sharded, float_checks_off
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr
@@ -111,6 +113,11 @@ def _shard_map_impl(
         fn = jit(run, in_shardings=tuple(NamedSharding(mesh, s) for s in in_specs))
         if len(_eager) < 256:
             _eager[key] = fn
+    if eager_checks().floats:  # checked here, as JAX: the jit's own check would re-run this
+        with float_checks_off():
+            checked: list[Array] = fn(*args)
+        check_sharded(checked)
+        return checked
     outs: list[Array] = fn(*args)
     return outs
 
