@@ -37,6 +37,10 @@ def test_multihost_utils_single_process_match_jax() -> None:
     _same_tree(multihost_utils.broadcast_one_to_all(tree), jmultihost.broadcast_one_to_all(jtree))
     multihost_utils.sync_global_devices("step")
     multihost_utils.assert_equal(tree)
+    # reachable as an attribute (JAX's multi-process tutorial spells it so), loaded on first use
+    assert fcore.experimental.multihost_utils is multihost_utils
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        fcore.experimental.nope  # noqa: B018
 
 
 def test_create_device_mesh_matches_jax_and_checks_sizes() -> None:

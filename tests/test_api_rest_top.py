@@ -19,6 +19,14 @@ def test_sharding_names_and_process_queries_match_jax() -> None:
     assert fcore.P is sharding.PartitionSpec and fcore.NamedSharding is sharding.NamedSharding
     assert isinstance(fcore.devices()[0], fcore.Device)
     assert fcore.process_indices() == jax.process_indices() == [0]
+    am, jam = sharding.AbstractMesh((4, 2), ("a", "b")), jax.sharding.AbstractMesh((4, 2), ("a", "b"))
+    assert repr(am) == repr(jam) and repr(am.axis_types) == repr(jam.axis_types)
+    assert (am.shape, am.axis_sizes, am.size, am.empty, am.shape_tuple) == \
+        (dict(jam.shape), jam.axis_sizes, jam.size, jam.empty, jam.shape_tuple)
+    assert am == sharding.AbstractMesh((4, 2), ("a", "b")) and am != sharding.AbstractMesh((2, 4), ("a", "b"))
+    assert fcore.make_mesh((1,), ("a",)).abstract_mesh == sharding.AbstractMesh((1,), ("a",))
+    assert fcore.make_mesh((1,), "batch").axis_names == jax.make_mesh((1,), "batch").axis_names == ("batch",)
+    assert sharding.reshard(fnp.ones(2), sharding.NamedSharding(fcore.make_mesh((1,), ("a",)), sharding.P())).shape == (2,)
     for ours, theirs in ((fcore.host_id, jax.host_id), (fcore.host_count, jax.host_count), (fcore.host_ids, jax.host_ids)):
         with pytest.warns(UserWarning) as theirs_warning:
             expected = theirs()

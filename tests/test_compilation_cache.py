@@ -105,6 +105,17 @@ def test_config_names_and_env_var(tmp_path: Path) -> None:
     assert fcore.config.read("jax_compilation_cache_dir") is None
     with pytest.raises(TypeError, match="compilation_cache_dir"):
         fcore.config.update("compilation_cache_dir", 3)
+    # JAX's older entry point, and its "no size restriction" (-1): fcore keeps entries of any size
+    from fcore.experimental.compilation_cache import compilation_cache as cc
+
+    cc.set_cache_dir(str(tmp_path))
+    assert fcore.config.read("compilation_cache_dir") == str(tmp_path)
+    cc.reset_cache()
+    assert fcore.config.read("compilation_cache_dir") is None
+    fcore.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+    fcore.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    with pytest.raises(NotImplementedError, match="any size"):
+        fcore.config.update("jax_persistent_cache_min_entry_size_bytes", 100)
 
 
 def _f(x: fcore.Array) -> fcore.Array:

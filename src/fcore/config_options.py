@@ -247,6 +247,11 @@ CHECK_TRACER_LEAKS = define(
     ),
     doc="False only; a leaked tracer raises UnexpectedTracerError where it is used.",
 )
+PERSISTENT_CACHE_MIN_ENTRY_SIZE = define(
+    "jax_persistent_cache_min_entry_size_bytes", 0, parse_int,
+    unsupported=lambda v: None if isinstance(v, int) and v <= 0 else "fcore's persistent cache keeps entries of any size",
+    doc="0 or -1 (JAX's 'no size restriction'): fcore's persistent cache keeps entries of any size.",
+)
 ENABLE_COMPILATION_CACHE = define(
     "jax_enable_compilation_cache", True, parse_bool,
     doc="False turns the persistent compilation cache off even where jax_compilation_cache_dir is set.",
@@ -382,7 +387,6 @@ _DEFAULT_ONLY: tuple[tuple[str, Value, Callable[[Value], Value]], ...] = (
     ("jax_no_tracing", False, parse_bool),
     ("jax_optimization_level", "UNKNOWN", parse_str),
     ("jax_pallas_poison_buffers", False, parse_bool),
-    ("jax_persistent_cache_min_entry_size_bytes", 0, parse_int),
     ("jax_pjrt_client_create_options", None, parse_optional_str),
     ("jax_random_seed_offset", 0, parse_int),
     ("jax_ragged_dot_use_ragged_dot_instruction", True, parse_bool),

@@ -26,6 +26,7 @@ from fcore.backend.sharded import SdySharding, hlo_sharding, tile_assignment
 from fcore.ir.params import ParamStruct
 
 __all__ = [
+    "AbstractMesh",
     "AxisType",
     "IndivisibleError",
     "Mesh",
@@ -36,6 +37,7 @@ __all__ = [
     "get_abstract_mesh",
     "get_mesh",
     "make_mesh",
+    "reshard",
     "set_mesh",
 ]
 
@@ -54,6 +56,9 @@ class AxisType(enum.Enum):
     Auto = enum.auto()
     Explicit = enum.auto()
     Manual = enum.auto()
+
+    def __repr__(self) -> str:
+        return self.name  # as jax prints them: (Auto, Auto)
 
 
 class _Unconstrained:
@@ -159,6 +164,11 @@ class Mesh(ParamStruct):
         return [d for d in self._flat if d.process_index == pid]
 
     @property
+    def abstract_mesh(self) -> AbstractMesh:
+        """The mesh without its devices."""
+        return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types)
+
+    @property
     def flat_devices(self) -> tuple[Device, ...]:
         """The devices in row-major order: the device assignment of programs over this mesh."""
         return self._flat
@@ -191,6 +201,60 @@ class Mesh(ParamStruct):
 
     def __exit__(self, *exc: object) -> None:
         _current.mesh = _current.stack.pop()
+
+
+class AbstractMesh:
+    """A mesh's axis names, sizes and types without devices (``jax.sharding.AbstractMesh``):
+    what a program's shardings refer to before it is placed on devices."""
+
+    __slots__ = ("axis_sizes", "axis_names", "axis_types")
+
+    def __init__(
+        self, axis_sizes: tuple[int, ...], axis_names: tuple[str, ...],
+        axis_types: AxisType | tuple[AxisType, ...] | None = None,
+    ) -> None:
+        sizes, names = tuple(int(s) for s in axis_sizes), tuple(axis_names)
+        if len(sizes) != len(names):
+            raise ValueError(f"axis_sizes {sizes} and axis_names {names} must have the same length")
+        if len(set(names)) != len(names):
+            raise ValueError(f"Mesh axis names must be unique, got {names}")
+        self.axis_sizes, self.axis_names = sizes, names
+        if axis_types is None:
+            self.axis_types: tuple[AxisType, ...] = (AxisType.Auto,) * len(names)
+        elif isinstance(axis_types, AxisType):
+            self.axis_types = (axis_types,) * len(names)
+        else:
+            self.axis_types = tuple(axis_types)
+
+    @property
+    def shape(self) -> dict[str, int]:
+        return dict(zip(self.axis_names, self.axis_sizes))
+
+    @property
+    def shape_tuple(self) -> tuple[tuple[str, int], ...]:
+        return tuple(zip(self.axis_names, self.axis_sizes))
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.axis_sizes)
+
+    @property
+    def empty(self) -> bool:
+        return self.size == 0
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AbstractMesh):
+            return NotImplemented
+        return (self.axis_sizes, self.axis_names, self.axis_types) == (
+            other.axis_sizes, other.axis_names, other.axis_types)
+
+    def __hash__(self) -> int:
+        return hash((self.axis_sizes, self.axis_names, self.axis_types))
+
+    def __repr__(self) -> str:
+        shape = ", ".join(f"'{n}': {s}" for n, s in zip(self.axis_names, self.axis_sizes))
+        types = ", ".join(t.name for t in self.axis_types)
+        return f"AbstractMesh({shape}, axis_types=({types}{',' if len(self.axis_types) == 1 else ''}))"
 
 
 class _CurrentMesh(threading.local):
@@ -478,13 +542,21 @@ def resolve_spec(spec_or_sharding: object, what: str) -> NamedSharding:
     raise TypeError(f"{what}: expected a NamedSharding or PartitionSpec, got {type(spec_or_sharding).__name__}")
 
 
+def reshard(xs: Any, out_shardings: Any) -> Any:
+    """``jax.sharding.reshard``, the same function as ``fcore.reshard``."""
+    # Imported here: fcore.lax.sharding_constraint imports this module (a real cycle).
+    from fcore.lax.sharding_constraint import reshard as _reshard
+
+    return _reshard(xs, out_shardings)
+
+
 def make_mesh(
-    axis_shapes: Sequence[int], axis_names: Sequence[str], axis_types: Sequence[AxisType] | None = None, *,
+    axis_shapes: Sequence[int], axis_names: str | Sequence[str], axis_types: Sequence[AxisType] | None = None, *,
     devices: Sequence[Device] | None = None,
 ) -> Mesh:
     """A mesh of the first ``prod(axis_shapes)`` devices (as ``jax.make_mesh`` on CPU)."""
     shape = tuple(int(s) for s in axis_shapes)
-    names = tuple(axis_names)
+    names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)  # one name, as jax
     if len(shape) != len(names):
         raise ValueError(f"axis_shapes {shape} and axis_names {names} must have the same length")
     devs = list(runtime.devices() if devices is None else devices)

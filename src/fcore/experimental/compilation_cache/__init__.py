@@ -1,0 +1,1 @@
+"""``fcore.experimental.compilation_cache``: JAX's older entry point to the persistent cache."""
