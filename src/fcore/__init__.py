@@ -80,7 +80,10 @@ from fcore.api.devices import (
     process_index as process_index,
 )
 from fcore import sharding as sharding
-from fcore.sharding import Device as Device, NamedSharding as NamedSharding, P as P, make_mesh as make_mesh, set_mesh as set_mesh
+from fcore.sharding import (
+    Device as Device, NamedSharding as NamedSharding, P as P, make_mesh as make_mesh, reshard as reshard,
+    set_mesh as set_mesh,
+)
 from fcore.api.processes import (
     host_count as host_count,
     host_id as host_id,

@@ -39,7 +39,7 @@ from fcore.interpreters.stack import CURRENT_TRACE, current_trace
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.interpreters.trace import Tracer
 from fcore.ir.avals import ShapedArray
-from fcore.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, resolve_spec
+from fcore.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, get_abstract_mesh, resolve_spec
 from fcore.api.spmd import SpmdLaunch, jaxpr_mesh, spmd_launch
 from fcore.api.spmd_stages import SpmdLowered
 from fcore.backend.sharded import ShardedBuffer
@@ -561,11 +561,18 @@ def device_put(x: Any, device: Any = None) -> Any:
     An fcore array already there is returned as is; Python scalars stay weakly typed.
     Under a transformation, traced values pass through unchanged.
     """
+    if isinstance(device, PartitionSpec):  # a bare spec refers to the mesh set by set_mesh
+        mesh = get_abstract_mesh()
+        if mesh is None:
+            raise ValueError("Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to device_put")
+        device = NamedSharding(mesh, device)
     if isinstance(device, Sharding):
         sharding = device
         return tree_util.tree_map(lambda leaf: leaf if isinstance(leaf, Tracer) else to_sharding(leaf, sharding), x)
     if device is not None and not isinstance(device, runtime.Device):
-        shardings = tree_util.broadcast_prefix(device, x, is_leaf=lambda s: s is None or isinstance(s, Sharding))
+        shardings = tree_util.broadcast_prefix(
+            device, x, is_leaf=lambda s: s is None or isinstance(s, (Sharding, PartitionSpec))
+        )
         leaves, tree = tree_util.tree_flatten(x)
         return tree.unflatten([device_put(leaf, s) for leaf, s in zip(leaves, shardings)])
 

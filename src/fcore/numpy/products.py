@@ -21,6 +21,7 @@ from fcore.ir.dtypes import DType
 from fcore.lax._base import ArrayLike
 from fcore.numpy._dtypes import canonical_dtype
 from fcore.numpy._promotion import asarray, broadcast_to, convert, normalize_axis
+from fcore.sharding import apply_out_sharding
 
 Dims = tuple[int, ...]
 
@@ -31,7 +32,9 @@ def _preferred(a: Array, b: Array, preferred_element_type: Any) -> tuple[DType, 
     return canonical_dtype(preferred_element_type), False
 
 
-def dot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None) -> Array:
+def dot(
+    a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None, out_sharding: Any = None,
+) -> Array:
     """``jnp.dot``: scalar products, matrix products, and sum over the last axis of ``a``
     and the second-to-last of ``b`` for higher ranks (batch dimensions are stacked)."""
     x, y = asarray(a, "dot", 0), asarray(b, "dot", 1)
@@ -44,10 +47,13 @@ def dot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_
     else:
         contract = ((xn - 1,), (yn - 2,))
     out = lax.dot_general(x, y, (contract, ((), ())), precision=precision, preferred_element_type=dt)
-    return convert(out, dt, weak)
+    result: Array = apply_out_sharding(convert(out, dt, weak), out_sharding)
+    return result
 
 
-def matmul(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None) -> Array:
+def matmul(
+    a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None, out_sharding: Any = None,
+) -> Array:
     """``a @ b`` with NumPy's rules: 1-D operands are promoted and squeezed back, leading
     (batch) dimensions broadcast."""
     x, y = asarray(a, "matmul", 0), asarray(b, "matmul", 1)
@@ -112,7 +118,8 @@ def matmul(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_eleme
         out = lax.transpose(out, perm)
     if both_squeeze:
         out = lax.expand_dims(out, tuple(both_squeeze))
-    return convert(out, dt, weak)
+    result: Array = apply_out_sharding(convert(out, dt, weak), out_sharding)
+    return result
 
 
 def vdot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None) -> Array:
@@ -278,7 +285,10 @@ def _take_diagonal(x: Array, spec: str) -> tuple[Array, str]:
         assert x.shape[i] == n
 
 
-def einsum(subscripts: str, /, *operands: ArrayLike, optimize: Any = None, precision: Any = None, preferred_element_type: Any = None) -> Array:
+def einsum(
+    subscripts: str, /, *operands: ArrayLike, optimize: Any = None, precision: Any = None,
+    preferred_element_type: Any = None, out_sharding: Any = None,
+) -> Array:
     """Einstein summation (``jnp.einsum``) for string subscripts, with explicit or implicit
     output and ellipses; operands are contracted pairwise, left to right, with
     ``lax.dot_general`` (summed-out letters use ``lax.reduce_sum``)."""
@@ -342,7 +352,8 @@ def einsum(subscripts: str, /, *operands: ArrayLike, optimize: Any = None, preci
     perm = tuple(s0.index(c) for c in out)
     if perm != tuple(range(len(perm))):
         x0 = lax.transpose(x0, perm)
-    return convert(x0, dt, weak)
+    result: Array = apply_out_sharding(convert(x0, dt, weak), out_sharding)
+    return result
 
 
 def matvec(x1: ArrayLike, x2: ArrayLike, /) -> Array:
