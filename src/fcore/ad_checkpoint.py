@@ -122,18 +122,19 @@ def saved_residuals(f: Callable[..., Any], *args: Any, **kwargs: Any) -> list[tu
         for v in eqn.outvars:
             if id(v) not in residuals:
                 continue
+            where = "unknown" if eqn.source_info is None else eqn.source_info.summary()
             if eqn.primitive is name_p:
-                results.append((v.aval, f"named '{eqn.params['name']}' from unknown"))
+                results.append((v.aval, f"named '{eqn.params['name']}' from {where}"))
             elif eqn.primitive.name == "jit":
-                results.append((v.aval, f"output of jitted function '{eqn.params['name']}' from unknown"))
+                results.append((v.aval, f"output of jitted function '{eqn.params['name']}' from {where}"))
             else:
-                results.append((v.aval, f"output of {eqn.primitive.name} from unknown"))
+                results.append((v.aval, f"output of {eqn.primitive.name} from {where}"))
     return results
 
 
 def print_saved_residuals(f: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
     """Print ``saved_residuals(f, *args, **kwargs)`` one residual per line, as JAX does
-    (fcore's equations carry no source locations: the place reads ``unknown``)."""
+    (each computed residual with the user's line that computed it)."""
     for aval, src in saved_residuals(f, *args, **kwargs):
         print(f"{aval.strip_weak_type().str_short()} {src}")
 
