@@ -108,6 +108,10 @@ def test_shardings_and_sharded_arrays_match_jax() -> None:
             n, jn = fcore.random.normal(k, (4,), out_sharding=P("y")), jax.random.normal(jk, (4,), out_sharding=JP("y"))
             assert repr(n.sharding.spec) == repr(jn.sharding.spec)
             np.testing.assert_array_equal(np.asarray(n), np.asarray(jn))
+            z, jz = fcore.numpy.zeros((4, 2), out_sharding=P("x")), jax.numpy.zeros((4, 2), out_sharding=JP("x"))
+            assert z.sharding.shard_shape(z.shape) == jz.sharding.shard_shape(jz.shape) == (2, 2)
+            f3 = fcore.numpy.full_like(x, 3.0, device=fcore.devices()[3])
+            assert f3.devices() == {fcore.devices()[3]} and float(f3[0, 0]) == 3.0
             # shard_map without in_specs: each argument keeps its layout (a host value: replicated)
             sm = fcore.shard_map(lambda a, b: a * 2 + b.sum(), out_specs=P("x"))(t["a"], x[:1])
             jsm = jax.shard_map(lambda a, b: a * 2 + b.sum(), out_specs=JP("x"))(jt["a"], x[:1])
