@@ -112,6 +112,8 @@ def test_shardings_and_sharded_arrays_match_jax() -> None:
             assert z.sharding.shard_shape(z.shape) == jz.sharding.shard_shape(jz.shape) == (2, 2)
             f3 = fcore.numpy.full_like(x, 3.0, device=fcore.devices()[3])
             assert f3.devices() == {fcore.devices()[3]} and float(f3[0, 0]) == 3.0
+            ri = fcore.random.randint(k, (4,), 0, 9, out_sharding=P("x"))
+            assert repr(ri.sharding.spec) == repr(jax.random.randint(jk, (4,), 0, 9, out_sharding=JP("x")).sharding.spec)
             # shard_map without in_specs: each argument keeps its layout (a host value: replicated)
             sm = fcore.shard_map(lambda a, b: a * 2 + b.sum(), out_specs=P("x"))(t["a"], x[:1])
             jsm = jax.shard_map(lambda a, b: a * 2 + b.sum(), out_specs=JP("x"))(jt["a"], x[:1])

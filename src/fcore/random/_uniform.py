@@ -100,7 +100,9 @@ def _randint(key: Array, minval: Any, maxval: Any, shape: Shape, dtype: DType) -
 
 
 
-def randint(key: KeyArrayLike, shape: Any, minval: Any, maxval: Any, dtype: Any = None) -> Array:
+def randint(
+    key: KeyArrayLike, shape: Any, minval: Any, maxval: Any, dtype: Any = None, *, out_sharding: Any = None,
+) -> Array:
     """Integers uniformly distributed in ``[minval, maxval)`` (default dtype: the default int)."""
     data, _ = check_prng_key("randint", key)
     dt = user_dtype(dtype, int)
@@ -113,7 +115,9 @@ def randint(key: KeyArrayLike, shape: Any, minval: Any, maxval: Any, dtype: Any 
         sampling = dtypes.int32
         minval = fnp.asarray(minval).astype(np.int32).clip(int(info.min), int(info.max))
         maxval = fnp.asarray(maxval).astype(np.int32).clip(int(info.min), int(info.max) + 1)
-    return specialize(_randint, shp, sampling)(data, operand(minval), operand(maxval)).astype(dt)
+    out = specialize(_randint, shp, sampling)(data, operand(minval), operand(maxval)).astype(dt)
+    result: Array = apply_out_sharding(out, out_sharding)
+    return result
 
 
 def _bernoulli(key: Array, p: Array, shape: Shape | None, mode: str) -> Array:
