@@ -41,6 +41,20 @@ def test_vjp_has_aux() -> None:
     check(run)
 
 
+def test_fwd_and_bwd() -> None:
+    """``fwd_and_bwd``: vjp as two jitted functions; an int argnums gives one cotangent, not a tuple."""
+    W = np.ones((3, 3), np.float32)
+
+    def run(L: Lib) -> Any:
+        fwd, bwd = L.ad.fwd_and_bwd(lambda w, x: L.np.tanh(x @ w), argnums=(0, 1))
+        y, res = fwd(W, X3[None])
+        fwd1, bwd1 = L.ad.fwd_and_bwd(lambda w, x: (L.np.sin(x @ w), 2), argnums=1, has_aux=True, jitted=False)
+        y1, res1, aux = fwd1(W, X3[None])
+        return y, bwd(res, y), y1, bwd1(res1, y1), aux
+
+    check(run)
+
+
 def test_has_aux_errors() -> None:
     check_error(lambda L: L.ad.vjp(lambda x: x, X3, has_aux=True), "two-element tuple")
     check_error(lambda L: L.ad.linearize(lambda x: (x, x, x), X3, has_aux=True), "two-element tuple")

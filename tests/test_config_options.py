@@ -87,6 +87,9 @@ def test_options_fcore_cannot_honour_refuse_other_values() -> None:
         assert str(got.value) == str(expected.value)
     # Inert options keep any valid value.
     assert "jax_pprint_use_color" in INERT
+    fcore.config.update("jax_remat3", True)  # as JAX's own remat tutorial does first; same checkpoint
+    assert fcore.config.jax_remat3 is True
+    fcore.config.update("jax_remat3", False)
     fcore.config.update("jax_traceback_filtering", "off")
     assert fcore.config.jax_traceback_filtering == "off"
 

@@ -78,6 +78,25 @@ def test_the_backward_pass_is_checked() -> None:
     assert got == expected == "FloatingPointError: invalid value (inf) encountered in div"
 
 
+def test_aot_calls_and_pmap_are_checked(capsys: pytest.CaptureFixture[str]) -> None:
+    """An AOT ``Compiled`` call checks its outputs without a re-run (JAX raises its
+    ``InternalFloatingPointError``, not a FloatingPointError, with the same text); ``pmap``
+    re-runs into the eager ``shard_map``, whose check names a sharded computation."""
+    texts = []
+    for lib, np_ in ((jax, jnp), (fcore, fnp)):
+        lib.config.update("jax_debug_infs", True)
+        with pytest.raises(Exception) as info:
+            lib.jit(lambda x: np_.log(x) * 2).lower(np.float32(1)).compile()(np.float32(0))
+        texts.append(str(info.value))
+    assert texts[0] == texts[1] == "('jit(<lambda>)', 'inf')" and info.type is FloatingPointError
+    expected, got = _both(lambda lib, np_: lib.pmap(np_.log)(np.array([-1.0], np.float32)), "jax_debug_nans")
+    assert got == expected == "FloatingPointError: Invalid value (nan) encountered in sharded computation."
+    assert "Calling the de-optimized version." in capsys.readouterr().out
+    # A NaN passed through (JAX recurses without end on it here) is reported the same way.
+    with fcore.debug_nans(True), pytest.raises(FloatingPointError, match=r"^Invalid value \(nan\) .* sharded"):
+        fcore.pmap(lambda x: x * 2)(np.array([np.nan], np.float32))
+
+
 def test_context_managers_reads_and_the_cached_jit_path() -> None:
     f = fcore.jit(lambda x: fnp.log(x))
     x = fnp.asarray(-1.0)

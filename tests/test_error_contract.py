@@ -68,6 +68,32 @@ def test_mismatch_is_a_type_error_naming_primitive_shapes_dtypes(name: str) -> N
     assert all(word in str(staged.value) for word in words)
 
 
+def test_shapes_are_checked_before_dtypes_in_jax_words() -> None:
+    """Operands whose ranks (or shapes) and dtypes both differ get JAX's shape error, word for
+    word; dtype errors and the ``which`` checks of ``select_n`` too (typed only: no compile)."""
+    f2, i22, b = np.ones(2, np.float32), np.ones((2, 2), np.int32), np.array([True, False])
+    cases: list[Callable[[Any], Any]] = [
+        lambda lx: lx.clamp(np.ones(2, np.int32), X3, X3),
+        lambda lx: lx.concatenate([f2, i22], 0),
+        lambda lx: lx.concatenate([np.ones((2, 3), np.float32), i22], 0),
+        lambda lx: lx.concatenate([f2, I3], 0),
+        lambda lx: lx.select_n(b, f2, i22),
+        lambda lx: lx.select_n(np.array([[True]]), f2, I3),
+        lambda lx: lx.select_n(np.ones((1, 1), np.float32), f2, f2),
+        lambda lx: lx.select_n(X3, X3, X3),
+        lambda lx: lx.select_n(np.bool_(True), f2, f2, f2),
+        lambda lx: lx.select_n(np.bool_(True)),
+    ]
+    for case in cases:
+        with pytest.raises(Exception) as theirs:
+            jax.eval_shape(lambda: case(jax.lax))
+        with pytest.raises(Exception) as ours:
+            case(lax)
+        assert (ours.type, str(ours.value)) == (theirs.type, str(theirs.value).replace("jnp.", "fcore.numpy."))
+    for run in (lax.select_n, fcore.jit(lax.select_n)):  # any integer `which`, unsigned ones compiled too
+        assert np.asarray(run(np.array([2, 0], np.uint32), f2, 2 * f2, 3 * f2)).tolist() == [3.0, 1.0]
+
+
 # -- concretization ---------------------------------------------------------------------------
 def _branchy(x: Any) -> Any:
     if x > 0:  # needs a concrete value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -88,3 +89,50 @@ def test_literal_outputs_and_no_equations() -> None:
     exe = backend.compile(text, [((), dtypes.float32), ((), dtypes.float32)])
     outs: list[Any] = [o.to_numpy() for o in exe.execute([backend.device_put(np.float32(3.0) * np.ones((), np.float32))])]
     assert [float(o) for o in outs] == [3.0, 2.0]
+
+
+def test_export_api_matches_jax() -> None:
+    """``export.export(jit(f))(*specs)`` as ``jax.export`` for static shapes: types, trees,
+    platform check, ``call`` eagerly and under jit/grad, and fcore's serialize round trip."""
+    import jax
+    from jax import export as jexport
+
+    from fcore import export as fexport
+
+    def f(x: Any, y: Any) -> Any:
+        return {"a": x * y}
+
+    args = (np.float32(1.0), fcore.ShapeDtypeStruct((3,), np.float32))
+    ours = fexport.export(fcore.jit(f))(*args)
+    theirs = jexport.export(jax.jit(f))(np.float32(1.0), jax.ShapeDtypeStruct((3,), np.float32))  # type: ignore[no-untyped-call]
+    for field in ("fun_name", "platforms", "nr_devices", "calling_convention_version", "in_shardings_hlo"):
+        assert getattr(ours, field) == getattr(theirs, field), field
+    assert str(ours.in_avals) == str(theirs.in_avals) and str(ours.out_avals) == str(theirs.out_avals)
+    assert str(ours.in_tree) == str(theirs.in_tree) and str(ours.out_tree) == str(theirs.out_tree)
+    assert fexport.default_export_platform() == jexport.default_export_platform()
+    assert (fexport.minimum_supported_calling_convention_version, fexport.maximum_supported_calling_convention_version) \
+        == (jexport.minimum_supported_calling_convention_version, jexport.maximum_supported_calling_convention_version)
+    assert "@main" in ours.mlir_module()
+    np.testing.assert_array_equal(np.asarray(ours.call(np.float32(2.0), X)["a"]), 2 * X)
+    np.testing.assert_array_equal(np.asarray(fcore.jit(lambda v: ours.call(v[0], v))(X)["a"]), X[0] * X)
+    assert float(fcore.grad(lambda s: ours.call(s, X)["a"].sum())(np.float32(2.0))) == pytest.approx(float(X.sum()))
+    back = fexport.deserialize(ours.serialize())
+    np.testing.assert_array_equal(np.asarray(back.call(np.float32(2.0), X)["a"]), 2 * X)
+    assert back.in_tree == ours.in_tree and back.platforms == ours.platforms
+    bad_calls: list[Callable[[], Any]] = [lambda: ours.call(np.float32(1.0)),
+                                          lambda: ours.call(np.float32(1.0), np.ones(4, np.float32))]
+    for bad in bad_calls:
+        with pytest.raises(ValueError):
+            bad()
+    tpu = fexport.export(fcore.jit(fcore.lax.cos), platforms=["tpu"])(1.0)
+    jtpu = jexport.export(jax.jit(jax.lax.cos), platforms=["tpu"])(1.0)
+    with pytest.raises(ValueError) as want:
+        jtpu.call(1.0)  # type: ignore[no-untyped-call]
+    with pytest.raises(ValueError) as got:
+        tpu.call(1.0)
+    assert str(got.value) == str(want.value)
+    unsafe = fexport.export(fcore.jit(fcore.lax.cos), platforms=["tpu"],
+                            disabled_checks=[fexport.DisabledSafetyCheck.platform()])(1.0)
+    assert float(unsafe.call(0.0)) == 1.0
+    with pytest.raises(ValueError, match="must be the result of `jit`"):
+        fexport.export(fcore.lax.cos)

@@ -95,6 +95,26 @@ def test_sequences_are_stored_as_tuples() -> None:
     hash(j)
 
 
+def test_closed_jaxpr_literals_and_private_util_helpers_as_jax() -> None:
+    """``ClosedJaxpr.literals`` and ``jax._src.util.safe_map``: the custom-interpreter tutorial uses both."""
+    from jax._src import util as jutil
+
+    from fcore._src import util
+
+    c = np.arange(3.0, dtype=np.float32)
+    closed = fcore.make_jaxpr(lambda x: x + c)(c)
+    jclosed = jax.make_jaxpr(lambda x: x + c)(c)
+    assert len(closed.literals) == len(jclosed.literals) == 1 and closed.literals is closed.consts
+    assert util.safe_map(lambda a, b: a + b, [1, 2], (3, 4)) == jutil.safe_map(lambda a, b: a + b, [1, 2], (3, 4))
+    assert util.safe_zip([1], [2]) == jutil.safe_zip([1], [2]) and util.unzip2([(1, 2)]) == jutil.unzip2([(1, 2)])
+    for ours, theirs, args in ((util.safe_map, jutil.safe_map, (print, [1, 2], [1])),
+                               (util.safe_zip, jutil.safe_zip, ([1, 2], [1]))):
+        with pytest.raises(ValueError) as want:
+            theirs(*args)
+        with pytest.raises(ValueError, match=re.escape(str(want.value))):
+            ours(*args)
+
+
 def test_literal_of_a_python_scalar_is_stored_in_its_dtype() -> None:
     aval = ShapedArray((), np.float32)
     lit = Literal(1.5, aval)  # type: ignore[arg-type]  # jax accepts Python scalars too

@@ -197,6 +197,11 @@ def test_cached_call_takes_the_fast_path_and_puts_nothing(monkeypatch: pytest.Mo
     f(a, b)
     one = fcore.jit(lambda x: x * 2)
     one(a)
+    # a variadic function called with one and with two arrays: both calls share one list of
+    # positional candidates, told apart by their avals' lists
+    add_all = fcore.jit(lambda *xs: sum(xs[1:], xs[0]))
+    add_all(a)
+    add_all(a, b)
 
     def no_slow_path(*args: Any) -> Any:
         raise AssertionError("cached call left the fast path")
@@ -214,6 +219,8 @@ def test_cached_call_takes_the_fast_path_and_puts_nothing(monkeypatch: pytest.Mo
     doubled = one(one(a))  # the one-result case, which the fast path wraps itself
     assert type(doubled) is type(a) and doubled.aval == a.aval and not doubled.weak_type
     np.testing.assert_array_equal(np.asarray(doubled), X * 4)
+    np.testing.assert_array_equal(np.asarray(add_all(a, b)), 2 * X + 1)
+    np.testing.assert_array_equal(np.asarray(add_all(b)), X + 1)
 
 
 def test_pytree_and_keyword_calls_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:

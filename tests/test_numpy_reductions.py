@@ -24,13 +24,16 @@ AXES: list[Any] = [None, 0, -1, (0, 2), ()]
 def test_reduction(name: str, dtype: np.dtype[Any]) -> None:
     x = sample(dtype, (2, 3, 4), seed=11)
     f, g = getattr(fnp, name), getattr(jnp, name)
+    # keepdims is a shape rule of each reduction, not of the dtype: each dtype takes one keepdims
+    # per axis, alternating, so every (reduction, axis, keepdims) meets several dtypes.
+    shift = DTYPES_C.index(np.dtype(dtype))
     with modes():
-        for axis in AXES:
+        for i, axis in enumerate(AXES):
             if name == "count_nonzero" and axis == ():
                 continue
-            for keepdims in (False, True):
-                check_or_raises(lambda v, a=axis, k=keepdims: f(v, axis=a, keepdims=k),
-                                lambda v, a=axis, k=keepdims: g(v, axis=a, keepdims=k), x)
+            keepdims = (i + shift) % 2 == 1
+            check_or_raises(lambda v, a=axis, k=keepdims: f(v, axis=a, keepdims=k),
+                            lambda v, a=axis, k=keepdims: g(v, axis=a, keepdims=k), x)
 
 
 @pytest.mark.parametrize("name", ["sum", "prod", "mean", "max", "min", "var", "std", "argmax", "argmin", "cumsum", "cumprod"])

@@ -8,6 +8,7 @@ arrays with Python scalars; a few run in 64-bit mode, and strict promotion is ch
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -91,8 +92,9 @@ BINARY = [
 _INTEGRAL_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"}
 _REAL_ONLY = {"arctan2", "hypot", "nextafter", "copysign", "heaviside", "floor_divide", "remainder", "mod", "fmod"}
 _NEEDS_NONZERO_DIVISOR = {"floor_divide", "remainder", "mod", "fmod", "true_divide", "divide"}
-# The full dtype x dtype matrix for these; the others get matching dtypes plus a few mixes.
-FULL_MATRIX = ["add", "multiply", "true_divide", "maximum", "less", "equal", "power"]
+# The full dtype x dtype matrix for one function of each promotion path (arithmetic, true
+# division, comparison, power); the others get matching dtypes plus a few mixes.
+FULL_MATRIX = ["add", "true_divide", "less", "power"]
 _MIX_SPECS: list[tuple[Any, Any]] = [
     (np.int8, np.uint8), (np.int16, np.float16), (np.uint8, np.float32), (np.bool_, np.int8),
     (np.float16, BF16), (np.int32, np.float32), (np.bool_, np.float32),
@@ -346,8 +348,17 @@ def test_broadcasting_property(shapes: tuple[tuple[int, ...], tuple[int, ...]], 
 
 
 def test_broadcasting_errors() -> None:
-    with pytest.raises(TypeError, match=r"add got incompatible shapes for broadcasting: \(2, 3\), \(4,\)"):
-        fnp.add(np.ones((2, 3)), np.ones((4,)))  # a TypeError, as jnp.add's (SPEC §4)
+    with pytest.raises(TypeError, match=r"add got incompatible shapes for broadcasting: \(2, 3\), \(2, 4\)"):
+        fnp.add(np.ones((2, 3)), np.ones((2, 4)))  # one rank: the primitive's TypeError, as jnp.add's (SPEC §4)
+    calls: list[Callable[[], Any]] = [lambda: fnp.add(np.ones((2, 3)), np.ones((4,))),
+                                      lambda: fnp.ones((2, 3)) * fnp.ones(4),
+                                      lambda: fnp.arctan2(fnp.ones((2, 3)), np.ones(4))]
+    for f in calls:
+        with pytest.raises(ValueError, match=re.escape("Incompatible shapes for broadcasting: shapes=[(2, 3), (4,)]")):
+            f()  # different ranks: jnp's ValueError in JAX 0.10
+    with pytest.raises(ValueError) as want:
+        jnp.ones((2, 3)) * jnp.ones(4)
+    assert str(want.value) == "Incompatible shapes for broadcasting: shapes=[(2, 3), (4,)]"
     with pytest.raises(TypeError):
         fnp.add([1, 2], 1)  # type: ignore[arg-type]  # jnp also rejects lists
 

@@ -84,7 +84,9 @@ def test_grad_and_vmap_through_shard_map_match_jax() -> None:
         x = rng.standard_normal((16, 8)).astype(np.float32)
         def loss(np_, l, sm, w, x):
             def local(w, x):
-                y = np_.tanh(x @ w)
+                # a rematerialized step inside: its jvp mixes primal and tangent results
+                ck = fcore.checkpoint if np_ is fnp else jax.checkpoint
+                y = ck(lambda x, w: np_.tanh(x @ w))(x, w)
                 return l.pmean((y ** 2).sum(), "x")
             return sm(local, w, x)
         def fsm(local, w, x):
@@ -151,6 +153,13 @@ def test_shard_map_errors() -> None:
         assert e[0] == "ValueError" and "more than once" in e[1], e
         e = err(lambda: fcore.shard_map(lambda v: lax.psum(v, "z"), mesh=mesh, in_specs=P(), out_specs=P())(x))
         assert e[0] == "NameError" and "unbound axis name: z" in e[1], e
+        # without mesh=: the mesh set where it is called (none: jax's error), not where it was defined
+        late = fcore.shard_map(lambda v: lax.psum(v, "i"), in_specs=P("i"), out_specs=P())
+        e = err(lambda: late(x))
+        assert e == ("ValueError", "The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter into a mesh "
+                     "context"), e
+        with fcore.set_mesh(fcore.make_mesh((2,), ("i",))):
+            np.testing.assert_array_equal(np.asarray(late(x)), 2 * x[:3])
         """
     )
 

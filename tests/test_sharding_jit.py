@@ -72,7 +72,29 @@ def test_sharded_jit_matches_jax() -> None:
         assert fcore.sharding.get_abstract_mesh() is None and r.sharding == NamedSharding(mesh, P("x"))
         fcore.set_mesh(mesh)
         assert fcore.sharding.get_mesh() is mesh
+        # device_put to a bare PartitionSpec lays the array over the set mesh (as jax)
+        assert fcore.device_put(a, P("x", "y")).sharding == NamedSharding(mesh, P("x", "y"))
+        # out_sharding= of the products and fcore.reshard (fcore's axes are Auto: sharding constraints)
+        for r, spec in ((fnp.dot(a, b, out_sharding=P("x")), P("x")),
+                        (fnp.einsum("ij,jk->ik", a, b, out_sharding=P(None, "y")), P(None, "y")),
+                        (fnp.matmul(a, b, out_sharding=P("y")), P("y")),
+                        (fnp.tensordot(a, b, 1, out_sharding=P("x", "y")), P("x", "y")),
+                        (lax.dot_general(a, b, (((1,), (0,)), ((), ())), out_sharding=P("y", "x")), P("y", "x")),
+                        (fcore.jit(lambda u, v: lax.dot(u, v, out_sharding=P(None, "x")))(a, b), P(None, "x"))):
+            assert r.sharding == NamedSharding(mesh, spec), (r.sharding, spec)
+            np.testing.assert_allclose(np.asarray(r), a @ b, rtol=1e-5)
+        tree = fcore.reshard({"a": a, "b": [b]}, {"a": P("x"), "b": P()})
+        assert tree["a"].sharding == NamedSharding(mesh, P("x")) and tree["b"][0].sharding.is_fully_replicated
+        r = fcore.jit(lambda u: fcore.reshard(u * 2, P(None, "y")))(a)
+        assert r.sharding == NamedSharding(mesh, P(None, "y")) and np.array_equal(np.asarray(r), a * 2)
         fcore.set_mesh(None)
+        for bad in (P("x"), "x"):  # no mesh set / not a sharding: jax's ValueErrors, not a recursion
+            for put in (fcore.device_put, jax.device_put):
+                try:
+                    put(a, bad)
+                    raise AssertionError(bad)
+                except ValueError as e:
+                    assert "set a mesh" in str(e) or "only accepts" in str(e), e
         # ahead of time: the lowered text carries the shardings; the compiled program runs over the mesh
         f = fcore.jit(mm, in_shardings=(xs, both(())[0]), out_shardings=both(("x", "y"))[0])
         low = f.lower(a, b)

@@ -80,10 +80,7 @@ from fcore.api.devices import (
     process_index as process_index,
 )
 from fcore import sharding as sharding
-from fcore.sharding import (
-    Device as Device, NamedSharding as NamedSharding, P as P, make_mesh as make_mesh, reshard as reshard,
-    set_mesh as set_mesh,
-)
+from fcore.sharding import Device as Device, NamedSharding as NamedSharding, P as P, make_mesh as make_mesh, set_mesh as set_mesh
 from fcore.api.processes import (
     host_count as host_count,
     host_id as host_id,
@@ -113,6 +110,8 @@ from fcore.ad_checkpoint import checkpoint_policies as checkpoint_policies
 from fcore.api.closures import closure_convert as closure_convert, custom_gradient as custom_gradient
 from fcore.api.host import default_backend as default_backend, device_get as device_get
 from fcore.api.linear_transpose import linear_transpose as linear_transpose
+from fcore.api.fwd_and_bwd import fwd_and_bwd as fwd_and_bwd
+from fcore.lax.sharding_constraint import reshard as reshard
 from fcore import custom_derivatives as custom_derivatives
 from fcore import extend as extend
 from fcore import flatten_util as flatten_util

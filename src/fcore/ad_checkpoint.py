@@ -133,8 +133,7 @@ def saved_residuals(f: Callable[..., Any], *args: Any, **kwargs: Any) -> list[tu
 
 
 def print_saved_residuals(f: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
-    """Print ``saved_residuals(f, *args, **kwargs)`` one residual per line, as JAX does
-    (each computed residual with the user's line that computed it)."""
+    """Print ``saved_residuals(f, *args, **kwargs)`` one residual per line, as JAX does."""
     for aval, src in saved_residuals(f, *args, **kwargs):
         print(f"{aval.strip_weak_type().str_short()} {src}")
 

@@ -324,6 +324,8 @@ _INERT: tuple[tuple[str, Value, Callable[[Value], Value]], ...] = (
     ("jax_share_binary_between_hosts_timeout_ms", 1200000, parse_int),
     ("jax_pgle_profiling_runs", 3, parse_int),
     ("jax_pgle_aggregation_percentile", 90, parse_int),
+    # JAX's rewrite of remat (same policies, residuals and values); fcore has one remat.
+    ("jax_remat3", False, parse_bool),
 )
 INERT = frozenset(name for name, _, _ in _INERT)
 for _name, _default, _parse in _INERT:
@@ -385,7 +387,6 @@ _DEFAULT_ONLY: tuple[tuple[str, Value, Callable[[Value], Value]], ...] = (
     ("jax_random_seed_offset", 0, parse_int),
     ("jax_ragged_dot_use_ragged_dot_instruction", True, parse_bool),
     ("jax_refs_to_pins", False, parse_bool),
-    ("jax_remat3", False, parse_bool),
     ("jax_remove_custom_partitioning_ptr_from_cache_key", False, parse_bool),
     ("jax_remove_size_one_mesh_axis_from_type", False, parse_bool),
     ("jax_scan3", False, parse_bool),

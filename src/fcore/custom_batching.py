@@ -11,12 +11,10 @@ The rule is a Python function, so such equations print but do not parse back.
 from __future__ import annotations
 
 import functools
-import pickle
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 import attrs
-from typing_extensions import Self
 
 from fcore import tree_util
 from fcore.api.autodiff import jvp
@@ -28,7 +26,7 @@ from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.stack import current_trace, trace_scope
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr
-from fcore.ir.params import ParamStruct
+from fcore.ir.params import ByIdentity
 from fcore.lax._base import ArrayLike, check_operands
 from fcore.lax._primitive import Primitive
 from fcore.lax.call import as_eager_results, eval_closed, lower_call
@@ -46,33 +44,16 @@ __all__ = ["custom_vmap", "sequential_vmap"]
 FlatRule = Callable[[int, list[bool], list[Any]], tuple[list[Any], list[bool]]]
 
 
-class VmapRule(ParamStruct):
-    """The batching rule of a ``custom_vmap_call`` as a flat function. Compared by identity;
-    prints as its name."""
+class VmapRule(ByIdentity):
+    """The batching rule of a ``custom_vmap_call`` as a flat function (compared by identity,
+    prints as its name)."""
 
-    __slots__ = ("name", "fun")
+    __slots__ = ("fun",)
+    what = "custom_vmap rule"
 
     def __init__(self, name: str, fun: FlatRule) -> None:
-        self.name = name
+        super().__init__(name)
         self.fun = fun
-
-    def __eq__(self, other: object) -> bool:
-        return self is other
-
-    def __hash__(self) -> int:
-        return id(self)
-
-    def __repr__(self) -> str:
-        return self.name
-
-    def __copy__(self) -> Self:
-        return self
-
-    def __deepcopy__(self, memo: object) -> Self:
-        return self
-
-    def __reduce__(self) -> NoReturn:
-        raise pickle.PicklingError(f"a jaxpr holding the custom_vmap rule {self.name!r} cannot be pickled: it is a Python function")
 
 
 class ReverseModeError(FcoreError, ValueError):

@@ -1,4 +1,5 @@
-"""Exporting jaxprs as StableHLO text, without compiling them.
+"""Exporting jaxprs as StableHLO text, without compiling them; and ``export`` (JAX's
+``jax.export`` for static shapes, in ``fcore.export_api``).
 
 The text is what ``fcore.jit`` hands to XLA, so it can be saved, diffed, inspected or fed to
 other StableHLO tools. It is produced by the lowering interpreter
@@ -8,10 +9,28 @@ other StableHLO tools. It is produced by the lowering interpreter
 from __future__ import annotations
 
 from fcore.backend.lowering import lower_jaxpr
+from fcore.export_api import (
+    DisabledSafetyCheck as DisabledSafetyCheck,
+    Exported as Exported,
+    default_export_platform as default_export_platform,
+    deserialize as deserialize,
+    export as export,
+    maximum_supported_calling_convention_version as maximum_supported_calling_convention_version,
+    minimum_supported_calling_convention_version as minimum_supported_calling_convention_version,
+)
 from fcore.ir.core import ClosedJaxpr, Jaxpr
 from fcore.ir.typecheck import typecheck
 
-__all__ = ["to_stablehlo"]
+__all__ = [
+    "DisabledSafetyCheck",
+    "Exported",
+    "default_export_platform",
+    "deserialize",
+    "export",
+    "maximum_supported_calling_convention_version",
+    "minimum_supported_calling_convention_version",
+    "to_stablehlo",
+]
 
 
 def to_stablehlo(closed: ClosedJaxpr | Jaxpr, name: str = "main") -> str:

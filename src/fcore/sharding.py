@@ -501,16 +501,11 @@ def make_mesh(
 
 
 def reshard(xs: Any, out_shardings: Any) -> Any:
-    """Lay each array leaf of ``xs`` out as ``out_shardings`` says (a prefix tree of
-    ``NamedSharding`` s or of ``PartitionSpec`` s under ``set_mesh``), as ``jax.reshard``.
-
-    Every fcore mesh axis behaves as ``Auto``, so this is ``with_sharding_constraint``:
-    a copy with the new layout outside a trace, a constraint on XLA's partitioner inside one.
-    """
+    """``jax.sharding.reshard``: ``fcore.reshard`` (fcore.lax.sharding_constraint)."""
     # A lazy import: fcore.lax.sharding_constraint imports this module.
-    from fcore.lax.sharding_constraint import with_sharding_constraint
+    from fcore.lax.sharding_constraint import reshard as lax_reshard
 
-    return with_sharding_constraint(xs, out_shardings)
+    return lax_reshard(xs, out_shardings)
 
 
 def apply_out_sharding(x: Any, out_sharding: Any) -> Any:

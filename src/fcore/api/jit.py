@@ -30,6 +30,8 @@ from fcore.api.staging import ShapeDtypeStruct, abstractify, fun_name
 from fcore.api.stages import Lowered, Specialization, Traced
 from fcore.backend import runtime
 from fcore.config import eager_checks, jit_disabled, trace_context
+from fcore.config import _globals as _config_globals  # the fast path reads the settings directly
+from fcore.config import _jit_disabled, _matmul_precision, _x64
 from fcore.config_options import compile_log_level
 from fcore.api.transfer_guard import check_host_to_device, host_to_device_guard
 from fcore.interpreters.array import Array, ArrayImpl
@@ -52,6 +54,13 @@ DeviceBuffer = runtime.DeviceBuffer
 #: ``object.__new__``, typed, looked up once (on a class each lookup makes a method object).
 _new_buffer = DeviceBuffer.__new__
 _new_array = ArrayImpl.__new__
+#: The ``ContextVar``s' ``get``, bound once: the cached call reads them directly (what
+#: ``current_trace()``, ``jit_disabled()`` and ``trace_context()`` return), and a method looked
+#: up on a ``ContextVar`` makes a method object per call (1.2k instructions a call, five reads).
+_trace_now = CURRENT_TRACE.get
+_jit_disabled_now = _jit_disabled.get
+_x64_now = _x64.get
+_precision_now = _matmul_precision.get
 
 #: What a traced function may return as a leaf (anything else is a ``TypeError``).
 _OUTPUT_TYPES = (Array, np.ndarray, np.generic, bool, int, float, complex)
@@ -72,8 +81,9 @@ class _TraceCache:
     def __init__(self) -> None:
         self.entries: dict[Hashable, Specialization] = {}
         self.fast: dict[tree_util.PyTreeDef, list[_FastEntry]] = {}
-        #: For calls with n positional array arguments and no keywords, by n.
-        self.fast_flat: dict[int, list[_FastEntry]] = {}
+        #: For calls with positional array arguments only, of any number (most recent first:
+        #: the avals' list comparison tells the numbers apart, so no lookup by number).
+        self.fast_flat: list[_FastEntry] = []
 
     def drop_launches(self) -> None:
         for entry in self.entries.values():
@@ -84,12 +94,17 @@ class _TraceCache:
 
 #: A fast-path candidate: the flat argument avals (compared as a list, which compares
 #: element by element and identical objects without a Python call: avals are interned, so
-#: a hit costs one C loop), the settings traced under (``trace_context()``), and the
+#: a hit costs one C loop), the state a call may take it in (``_DispatchState``), and the
 #: specialization's launch in parts (``Launch.fast_parts``).
 _FastEntry = tuple[
-    list[ShapedArray], tuple[bool, str | None], runtime.LaunchFn, list[runtime.ResultHandler],
+    list[ShapedArray], "_DispatchState", runtime.LaunchFn, list[runtime.ResultHandler],
     "tuple[runtime.OutAval, bool, ShapedArray] | None", "Callable[[list[runtime.RawArray]], object] | None",
 ]
+
+
+#: What a cached call compares in one tuple comparison: the current trace (the eager one),
+#: whether jit is disabled (no), and the settings traced under (``trace_context()``).
+_DispatchState = tuple[object, bool, bool, "str | None"]
 
 
 #: Fast-path candidates kept per argument tree (most recent first), and trees per function.
@@ -258,44 +273,39 @@ class Jitted(Generic[P, R]):
         # Fast path, the common cached call: fcore arrays that already live on one device,
         # outside any transformation, with jit enabled and no NaN/Inf check on (``_call`` does
         # those). The candidates for the call's argument tree are compared by the leaves' avals
-        # in one list comparison. A leaf that is not an fcore array has no ``_aval``, one
-        # without its one-device copy (host only, sharded, deleted) no ``_device._array`` (its
-        # jaxlib array): the slow path, which also skips the unused ones. ``_aval`` is None
-        # until an array's aval is first asked for, and such a list matches nothing. Everything else (and a first call) goes through ``_call``,
-        # which fills the fast caches (only for jit objects without static, donated or sharded
-        # arguments: the others never have candidates). Loops, not comprehensions: each of
-        # those makes a function object per call (Python 3.11).
-        avals: list[ShapedArray | None] = []
-        raw: list[runtime.RawArray] = []
-        candidates = None if kwargs else self._fast_flat.get(len(args))
-        if candidates is not None:  # positional arrays only (the commonest call): no tree to build
+        # in one list comparison, and by the dispatch state (trace, disable_jit, the settings
+        # traced under) in one tuple comparison. A leaf that is not an fcore array has no
+        # ``_aval``, one without its one-device copy (host only, sharded, deleted) no
+        # ``_device._array`` (its jaxlib array): the slow path, which also skips the unused
+        # ones. ``_aval`` is None until an array's aval is first asked for, and such a list
+        # matches nothing. Everything else (and a first call) goes through ``_call``, which
+        # fills the fast caches (only for jit objects without static, donated or sharded
+        # arguments: the others never have candidates). Each bytecode here costs ~30 machine
+        # instructions (CPython 3.11), so this path is written for few of them: loops, not
+        # comprehensions (a function object per call), getters bound once, no lookup by count.
+        candidates = None if kwargs else self._fast_flat
+        if candidates:  # positional arrays only (the commonest call): no tree to build
+            avals: list[ShapedArray | None] = []
+            raw: list[runtime.RawArray] = []
             try:
                 for x in args:
                     avals.append(x._aval)
                     raw.append(x._device._array)
             except AttributeError:
                 candidates = None
+        else:
+            candidates = None
         if candidates is None:  # a pytree argument, or keywords: jaxlib's C++ flattener
             if jit_disabled():
                 return self.fun(*args, **kwargs)  # ``disable_jit``: op by op, as plain Python
-            flat, tree = _flatten((args, kwargs))
-            candidates = self._fast.get(tree)
-            if candidates is not None:
-                avals.clear()
-                raw.clear()
-                try:
-                    for x in flat:
-                        avals.append(x._aval)
-                        raw.append(x._device._array)
-                except AttributeError:
-                    candidates = None
-        if (
-            candidates is not None and CURRENT_TRACE.get() is EVAL_TRACE and not jit_disabled()
-            and not eager_checks().floats
-        ):
-            settings = trace_context()
-            for c_avals, c_settings, run, handlers, single, finish in candidates:
-                if c_avals == avals and c_settings == settings:
+            candidates, avals, raw = self._tree_candidates(args, kwargs)
+        if candidates is not None and not eager_checks().floats:
+            state = (
+                _trace_now(), _jit_disabled_now(_config_globals.disable_jit), _x64_now(_config_globals.x64),
+                _precision_now(_config_globals.matmul_precision),
+            )
+            for c_avals, c_state, run, handlers, single, finish in candidates:
+                if c_avals == avals and c_state == state:
                     try:
                         outs = run(raw).consume_with_handlers(handlers)
                     except runtime.XlaRuntimeError:  # XLA checks devices before running anything
@@ -308,14 +318,15 @@ class Jitted(Generic[P, R]):
                         return finish(outs)
                     # ``ArrayImpl(None, weak, DeviceBuffer(outs[0], rt_aval), aval)`` without
                     # the two ``__init__`` calls (half the cost of the wrapping)
+                    rt_aval, weak, aval = single
                     buf = _new_buffer(DeviceBuffer)
                     buf._array = outs[0]
-                    buf._aval = single[0]
+                    buf._aval = rt_aval
                     out = _new_array(ArrayImpl)
                     out._np = None
                     out._device = buf
-                    out._weak = single[1]
-                    out._aval = single[2]
+                    out._weak = weak
+                    out._aval = aval
                     return out
         if jit_disabled():
             return self.fun(*args, **kwargs)  # ``disable_jit``: op by op, as plain Python
@@ -325,6 +336,24 @@ class Jitted(Generic[P, R]):
         def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
     else:
         __call__ = _dispatch
+
+    def _tree_candidates(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[list[_FastEntry] | None, list[ShapedArray | None], list[runtime.RawArray]]:
+        """The fast path's candidates for a call with a pytree argument or keywords (None: take
+        the slow path), with the argument leaves' avals and jaxlib arrays (``_dispatch``)."""
+        flat, tree = _flatten((args, kwargs))
+        candidates = self._fast.get(tree)
+        avals: list[ShapedArray | None] = []
+        raw: list[runtime.RawArray] = []
+        if candidates is not None:
+            try:
+                for x in flat:
+                    avals.append(x._aval)
+                    raw.append(x._device._array)
+            except AttributeError:
+                return None, avals, raw
+        return candidates, avals, raw
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         entry, flat = self._specialize(args, kwargs)
@@ -374,18 +403,20 @@ class Jitted(Generic[P, R]):
             if type(x) is not ArrayImpl or type(x._device) is not DeviceBuffer or x._aval is None:
                 return
             avals.append(x._aval)
-        positional = entry.in_tree == _positional_tree(len(flat))
-        fast: dict[Any, list[_FastEntry]] = self._fast_flat if positional else self._fast
-        key = len(flat) if positional else entry.in_tree
-        candidates = fast.get(key)
-        if candidates is None:
-            if len(fast) >= _FAST_TREES:
-                fast.clear()
-            candidates = fast[key] = []
-        settings = trace_context()
-        candidates[:] = [c for c in candidates if not (c[1] == settings and c[0] == avals)]  # a stale one
+        if entry.in_tree == _positional_tree(len(flat)):
+            candidates = self._fast_flat
+        else:
+            fast = self._fast
+            found = fast.get(entry.in_tree)
+            if found is None:
+                if len(fast) >= _FAST_TREES:
+                    fast.clear()
+                found = fast[entry.in_tree] = []
+            candidates = found
+        state: _DispatchState = (EVAL_TRACE, False, *trace_context())
+        candidates[:] = [c for c in candidates if not (c[1] == state and c[0] == avals)]  # a stale one
         one = entry.leaf_out and entry.out_tree.num_leaves == 1  # (``None`` is a leaf tree of no leaves)
-        candidates.insert(0, (avals, settings, *launch.fast_parts(None if one else entry.out_tree.unflatten)))
+        candidates.insert(0, (avals, state, *launch.fast_parts(None if one else entry.out_tree.unflatten)))
         _with_launches.add(self._caches)  # ``clear_caches`` must drop the candidate's launch
         del candidates[_FAST_PER_TREE:]
 
@@ -561,18 +592,20 @@ def device_put(x: Any, device: Any = None) -> Any:
     An fcore array already there is returned as is; Python scalars stay weakly typed.
     Under a transformation, traced values pass through unchanged.
     """
-    if isinstance(device, PartitionSpec):  # a bare spec refers to the mesh set by set_mesh
-        mesh = get_abstract_mesh()
-        if mesh is None:
+    if isinstance(device, PartitionSpec):
+        if get_abstract_mesh() is None:
             raise ValueError("Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to device_put")
-        device = NamedSharding(mesh, device)
+        device = resolve_spec(device, "device_put")
+    elif isinstance(device, str):  # a leaf of no tree of shardings: it would recurse forever
+        raise ValueError(
+            "`jax.device_put` only accepts `None`, `jax.sharding.Sharding`, `jax.Device`, `Format`, "
+            f"`jax.memory.Space` or a pytree of these values. Received invalid value: {device}"
+        )
     if isinstance(device, Sharding):
         sharding = device
         return tree_util.tree_map(lambda leaf: leaf if isinstance(leaf, Tracer) else to_sharding(leaf, sharding), x)
     if device is not None and not isinstance(device, runtime.Device):
-        shardings = tree_util.broadcast_prefix(
-            device, x, is_leaf=lambda s: s is None or isinstance(s, (Sharding, PartitionSpec))
-        )
+        shardings = tree_util.broadcast_prefix(device, x, is_leaf=lambda s: s is None or isinstance(s, Sharding))
         leaves, tree = tree_util.tree_flatten(x)
         return tree.unflatten([device_put(leaf, s) for leaf, s in zip(leaves, shardings)])
 

@@ -21,8 +21,10 @@ import attrs
 from fcore import tree_util
 from fcore.api.shard_map_vma import varying_axes
 from fcore.backend.lowering import LoweringRuleContext, lowering_rules, tensor_type
+from fcore.config import eager_checks
 from fcore.interpreters.array import Array
 from fcore.interpreters.eval import get_aval
+from fcore.interpreters.float_checks import check_sharded, float_checks_off
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.interpreters.trace import Tracer
 from fcore.ir.avals import ShapedArray
@@ -34,6 +36,7 @@ from fcore.lax.parallel import axis_env, psum_p
 from fcore.sharding import Mesh, NamedSharding, PartitionSpec, get_abstract_mesh
 from fcore.transforms.ad_util import Tangent, UndefinedPrimal, Zero, instantiate, is_undefined
 from fcore.transforms.jvp import jvp_jaxpr, jvp_rules
+from fcore.transforms.partial_eval import partial_eval_jaxpr
 from fcore.transforms.transpose import transpose_jaxpr, transpose_rules
 
 __all__ = ["shard_map", "shard_map_p"]
@@ -111,6 +114,11 @@ def _shard_map_impl(
         fn = jit(run, in_shardings=tuple(NamedSharding(mesh, s) for s in in_specs))
         if len(_eager) < 256:
             _eager[key] = fn
+    if eager_checks().floats:  # checked here, as JAX: the jit's own check would re-run this
+        with float_checks_off():
+            checked: list[Array] = fn(*args)
+        check_sharded(checked)
+        return checked
     outs: list[Array] = fn(*args)
     return outs
 
@@ -148,7 +156,10 @@ def _shard_map_transpose(
     nonlinear = [x for x in invals if not isinstance(x, UndefinedPrimal)]
     cts = [instantiate(ct) for ct in cts]
     with axis_env(mesh.shape):
-        transposed = transpose_jaxpr(jaxpr, linear)
+        # The body's non-linear part runs forward first (a jvp body of a remat mixes primal and
+        # tangent results in one equation, which a backward walk alone would take as all linear).
+        known, unknown, _, num_res = partial_eval_jaxpr(jaxpr, linear, True)
+        transposed = transpose_jaxpr(unknown, [False] * num_res + [True] * sum(linear))
     nl_specs = [s for s, lin in zip(in_specs, linear) if not lin]
     lin_specs = [s for s, lin in zip(in_specs, linear) if lin]
     out_scale = [math.prod(mesh.shape[a] for a in _unmentioned(mesh, s)) for s in out_specs]
@@ -157,7 +168,8 @@ def _shard_map_transpose(
     def body(*args: Any) -> list[Any]:
         k = len(nonlinear)
         local_cts = [c / n if n > 1 else c for c, n in zip(args[k:], out_scale)]
-        outs = eval_closed(transposed, [*args[:k], *local_cts])
+        residuals = eval_closed(known, list(args[:k]))
+        outs = eval_closed(transposed, [*residuals, *local_cts])
         return [psum_p.bind(o, axes=axes) if axes else o for o, axes in zip(outs, sums)]
 
     local_in = [
@@ -292,16 +304,17 @@ def shard_map(
     if f is None:
         return functools.partial(shard_map, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
                                  axis_names=axis_names, check_vma=check_vma, check_rep=check_rep)
-    the_mesh = mesh if mesh is not None else get_abstract_mesh()
-    if the_mesh is None:
-        raise ValueError("shard_map requires a `mesh` argument (or an enclosing `with mesh:` block)")
-    if not isinstance(the_mesh, Mesh):
-        raise TypeError(f"shard_map requires a Mesh, got {type(the_mesh).__name__}")
-    fun, m = f, the_mesh
+    if mesh is not None and not isinstance(mesh, Mesh):
+        raise TypeError(f"shard_map requires a Mesh, got {type(mesh).__name__}")
+    fun = f
     check = check_vma if check_rep is None else check_rep
 
     @functools.wraps(fun)
     def wrapped(*args: Any) -> Any:
+        # Without `mesh=`, the mesh set where the function is called (as jax), not where it was defined.
+        m = mesh if mesh is not None else get_abstract_mesh()
+        if m is None:
+            raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter into a mesh context")
         return _call(fun, m, in_specs, out_specs, args, check)
 
     return wrapped

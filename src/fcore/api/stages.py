@@ -18,6 +18,8 @@ from fcore.api._float0 import float0, float0_zeros
 from fcore.api.staging import ShapeDtypeStruct, abstractify
 from fcore.backend import runtime
 from fcore.backend.lowering import donation_aliases, lower_jaxpr, parse_module
+from fcore.config import eager_checks
+from fcore.interpreters.float_checks import check_compiled
 from fcore.interpreters.trace import Tracer
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr
@@ -247,7 +249,10 @@ class Compiled(_Stage, Generic[P, R]):
                     f"signature. Detected argument of Tracer type {type(x).__name__}."
                 )
         _check_argument_types(spec, [abstractify(x) for x in flat])
-        out: R = spec.results(self._launch(flat))
+        outs = self._launch(flat)
+        if eager_checks().floats:
+            check_compiled(f"jit({spec.name})", outs)
+        out: R = spec.results(outs)
         return out
 
     def __repr__(self) -> str:

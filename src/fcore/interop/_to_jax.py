@@ -3,8 +3,9 @@
 First-order primitives have a ``JaxRule`` each (``rule(lax, operands, params)``); primitives
 holding jaxprs (``jit``, ``while``, ``cond``, ``scan``, the custom-derivative calls,
 ``remat2``) are built here from the converted inner functions: ``jax.jit``,
-``lax.while_loop``, ``lax.switch``, ``lax.scan``, ``jax.custom_jvp``/``custom_vjp`` (whose
-rules are fcore's, converted in turn) and ``jax.checkpoint``. Enum and dimension-number
+``lax.while_loop``, ``lax.switch``, ``lax.scan``, ``jax.custom_jvp``/``custom_vjp`` and
+``jax.custom_batching.custom_vmap`` (whose rules are fcore's, converted in turn),
+``lax.custom_linear_solve`` and ``jax.checkpoint``. Enum and dimension-number
 parameters become JAX's classes of the same name.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import importlib
+import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
@@ -20,6 +22,7 @@ import attrs
 import numpy as np
 
 from fcore.api.staging import ShapeDtypeStruct, make_jaxpr
+from fcore.custom_batching import VmapRule
 from fcore.ir import dtypes
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal
 from fcore.ir.params import Params, ParamStruct, ParamValue
@@ -265,6 +268,61 @@ def _custom_vjp(b: _Builder, eqn: JaxprEqn) -> Callable[[list[Any]], Any]:
     return lambda args: list(f(*args))
 
 
+def _linear_solve(b: _Builder, eqn: JaxprEqn) -> Callable[[list[Any]], Any]:
+    """``lax.custom_linear_solve`` of the converted jaxprs (each already closes over the map it
+    is given, so it ignores JAX's); JAX reuses ``matvec`` as ``vecmat`` where fcore did."""
+    p = eqn.params
+    lengths = p["const_lengths"]
+    assert isinstance(lengths, tuple)
+    starts = list(itertools.accumulate((n for n in lengths if isinstance(n, int)), initial=0))
+    matvec, solve = b.closed(eqn, "matvec"), b.closed(eqn, "solve")
+    tr_jaxpr = p["transpose_solve"]
+    transpose = None if not isinstance(tr_jaxpr, ClosedJaxpr) else b.fun(tr_jaxpr)
+    ins = eqn.invars
+    symmetric = (transpose is not None and p["vecmat"] == p["matvec"]
+                 and all(x is y for x, y in zip(ins[starts[0] : starts[1]], ins[starts[1] : starts[2]], strict=True)))
+    n_b = len(ins) - starts[4]
+    has_aux = len(eqn.outvars) > n_b
+
+    def apply(args: list[Any]) -> Any:
+        mc, sc, tc = args[starts[0] : starts[1]], args[starts[2] : starts[3]], args[starts[3] : starts[4]]
+
+        def result(outs: list[Any]) -> Any:
+            return (tuple(outs[:n_b]), tuple(outs[n_b:])) if has_aux else tuple(outs)
+
+        out = b.lax.custom_linear_solve(
+            lambda x: tuple(matvec(*mc, *x)), tuple(args[starts[4] :]), lambda _, x: result(solve(*sc, *x)),
+            None if transpose is None else (lambda _, x: result(transpose(*tc, *x))),
+            symmetric=symmetric, has_aux=has_aux,
+        )
+        return [*out[0], *out[1]] if has_aux else list(out)
+
+    return apply
+
+
+def _custom_vmap(b: _Builder, eqn: JaxprEqn) -> Callable[[list[Any]], Any]:
+    """``jax.custom_batching.custom_vmap``: fcore's rule is staged by fcore on the batched types
+    JAX hands it, and converted (as a ``custom_vjp``'s ``bwd`` is)."""
+    body = b.closed(eqn, "call")
+    rule = eqn.params["rule"]
+    assert isinstance(rule, VmapRule)
+    f: Any = b.jax.custom_batching.custom_vmap(lambda *args: tuple(body(*args)))
+
+    def jax_rule(axis_size: int, in_batched: Sequence[bool], *args: Any) -> tuple[tuple[Any, ...], tuple[bool, ...]]:
+        out_batched: list[bool] = []
+
+        def flat(*xs: Any) -> list[Any]:
+            outs, batched = rule.fun(axis_size, list(in_batched), list(xs))
+            out_batched[:] = batched
+            return outs
+
+        closed = make_jaxpr(flat)(*[ShapeDtypeStruct(np.shape(x), _dtype_of(x)) for x in args])
+        return tuple(b.fun(closed)(*args)), tuple(out_batched)
+
+    f.def_vmap(jax_rule)
+    return lambda args: list(f(*args))
+
+
 def _remat(b: _Builder, eqn: JaxprEqn) -> Callable[[list[Any]], Any]:
     body = b.closed(eqn, "jaxpr")
     policy = eqn.params["policy"]
@@ -297,6 +355,8 @@ _HIGHER_ORDER: dict[str, Callable[[_Builder, JaxprEqn], Callable[[list[Any]], An
     "custom_jvp_call": _custom_jvp,
     "custom_vjp_call": _custom_vjp,
     "remat2": _remat,
+    "custom_linear_solve": _linear_solve,
+    "custom_vmap_call": _custom_vmap,
 }
 
 
@@ -373,7 +433,7 @@ _JAX_RULES: dict[str, JaxRule] = {
         "conj", "complex", "add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter", "eq", "ne",
         "lt", "le", "gt", "ge", "select_n", "clamp", "stop_gradient", "shift_left", "shift_right_arithmetic",
         "shift_right_logical", "population_count", "clz", "igamma", "igammac", "zeta", "polygamma",
-        "bessel_i0e", "bessel_i1e",
+        "bessel_i0e", "bessel_i1e", "mulhi",
     )},
     "not": _same_name("bitwise_not"),
     "and": _same_name("bitwise_and"),

@@ -3,17 +3,19 @@
 Only reached when a check is on (``fcore.config.eager_checks``): an eager primitive's floating
 outputs are tested and the primitive named, as JAX's ``dispatch.check_special``; a compiled
 call whose outputs hold a NaN (or Inf) is re-run op by op ("de-optimized") so that the
-primitive that made it raises, as JAX's ``maybe_recursive_nan_check``.
+primitive that made it raises, as JAX's ``maybe_recursive_nan_check``. An AOT ``Compiled``
+call and an eager ``shard_map`` (so ``pmap``) check their outputs without re-running, as JAX's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn
 
 import numpy as np
 
-from fcore.config import check_enabled
+from fcore.config import check_enabled, debug_infs, debug_nans
 from fcore.ir.dtypes import is_inexact
 
 
@@ -68,6 +70,29 @@ def check_call(name: str, outs: Sequence[object], rerun: Callable[[], object], b
     except (FloatingPointError, ZeroDivisionError) as e:
         raise e from None
     raise_no_special_in_deoptimized(name, kind)
+
+
+def check_compiled(name: str, outs: Sequence[object]) -> None:
+    """The check of an AOT ``Compiled`` call's outputs: no re-run, the ``(name, kind)`` pair as
+    the message (JAX raises its ``InternalFloatingPointError`` with that text here)."""
+    kind = special_kind(outs)
+    if kind is not None:
+        raise FloatingPointError(str((name, kind)))
+
+
+def check_sharded(outs: Sequence[object]) -> None:
+    """The check of an eager ``shard_map``'s outputs (``pmap`` re-runs into it): JAX's message."""
+    kind = special_kind(outs)
+    if kind is not None:
+        raise FloatingPointError(f"Invalid value ({kind}) encountered in sharded computation.")
+
+
+@contextlib.contextmanager
+def float_checks_off() -> Iterator[None]:
+    """Run a jitted call whose caller checks its outputs itself: a re-run op by op would run the
+    caller again (an eager ``shard_map`` is a jitted ``shard_map``), without end."""
+    with debug_nans(False), debug_infs(False):
+        yield
 
 
 def raise_no_special_in_deoptimized(name: str, kind: str) -> NoReturn:

@@ -479,6 +479,11 @@ class ClosedJaxpr:
         return self.jaxpr.eqns
 
     @property
+    def literals(self) -> tuple[Any, ...]:
+        """The constants under JAX's older name (``closed_jaxpr.literals``, as the tutorials use it)."""
+        return self.consts
+
+    @property
     def effects(self) -> Effects:
         return self.jaxpr.effects
 

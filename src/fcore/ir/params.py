@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Union
+import pickle
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, Union
 
 import attrs
 import numpy as np
-from typing_extensions import TypeAlias
+from typing_extensions import Self, TypeAlias
 
 if TYPE_CHECKING:
     from fcore.ir.core import ClosedJaxpr, Jaxpr
@@ -25,6 +26,41 @@ class ParamStruct:
     """
 
     __slots__ = ()
+
+
+class ByIdentity(ParamStruct):
+    """A parameter value holding a Python callable (a custom rule, a host callback): equal only
+    to itself, printed as its name, shared rather than copied, and refused by pickle (a Python
+    function has no faithful serialized form). Subclasses add their typed fields and set
+    ``what``, the kind of callable the pickling error names."""
+
+    __slots__ = ("name",)
+
+    #: e.g. ``"custom rule"``: ``a jaxpr holding the custom rule 'f_jvp' cannot be pickled``.
+    what: ClassVar[str]
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __copy__(self) -> Self:
+        return self  # compared by identity: a copy is the same value
+
+    def __deepcopy__(self, memo: object) -> Self:
+        return self
+
+    def __reduce__(self) -> NoReturn:
+        raise pickle.PicklingError(
+            f"a jaxpr holding the {self.what} {self.name!r} cannot be pickled: it is a Python function"
+        )
 
 
 ParamValue: TypeAlias = Union[

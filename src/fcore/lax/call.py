@@ -33,7 +33,7 @@ from fcore.backend.lowering import (
     threads_token,
 )
 from fcore.errors import FcoreError
-from fcore.interpreters.array import Array, ArrayImpl, device_array, register_device_placer
+from fcore.interpreters.array import Array, ArrayImpl, register_device_placer
 from fcore.interpreters.eval import check_allocation, to_numpy_arg
 from fcore.interpreters.eval_jaxpr import eval_jaxpr
 from fcore.interpreters.trace import Tracer
@@ -316,10 +316,22 @@ class Launch:
         if unflatten is None and self.single is not None:
             weak, rt_aval, aval = self.single
             return run, self.handlers, (rt_aval, weak, aval), None
-        wrap = runtime.wrap_array
+        new_buffer, new_array, buffer_type = runtime.DeviceBuffer.__new__, ArrayImpl.__new__, runtime.DeviceBuffer
 
         def finish(handled: list[runtime.RawArray]) -> object:
-            results = [device_array(wrap(o, r), w, av) for o, (w, r, av) in zip(handled, outs)]
+            # ``device_array(wrap_array(o, r), w, av)`` for each result, inline: a loop, not a
+            # comprehension (a function object per call), and no two calls per result
+            results: list[ArrayImpl] = []
+            for o, (w, r, av) in zip(handled, outs):
+                buf = new_buffer(buffer_type)
+                buf._array = o
+                buf._aval = r
+                out = new_array(ArrayImpl)
+                out._np = None
+                out._device = buf
+                out._weak = w
+                out._aval = av
+                results.append(out)
             return results[0] if unflatten is None else unflatten(results)
 
         return run, self.handlers, None, finish

@@ -29,7 +29,7 @@ from fcore.interpreters.trace import user_frame
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray
 from fcore.ir.effects import Effects, debug_effect, io_effect, ordered_debug_effect, ordered_io_effect
-from fcore.ir.params import ParamStruct, ParamValue
+from fcore.ir.params import ByIdentity, ParamStruct, ParamValue
 from fcore.ir.source_info import SourceInfo
 from fcore.ir.parser import register_param_struct
 from fcore.lax._primitive import Primitive
@@ -63,24 +63,16 @@ ResultSpec = tuple[tuple[tuple[int, ...], np.dtype[Any]], ...]
 # =========================================================================================
 # Parameter values and what every callback shares
 # =========================================================================================
-class HostCallback(ParamStruct):
+class HostCallback(ByIdentity):
     """The user's function as a flat function (arrays in, list of arrays out). Compared by
     identity; prints as the function's name, as JAX prints ``callback=...``."""
 
-    __slots__ = ("name", "fun", "__weakref__")
+    __slots__ = ("fun", "__weakref__")
+    what = "host callback"
 
     def __init__(self, name: str, fun: FlatFun) -> None:
-        self.name = name
+        super().__init__(name)
         self.fun = fun
-
-    def __eq__(self, other: object) -> bool:
-        return self is other
-
-    def __hash__(self) -> int:
-        return id(self)
-
-    def __repr__(self) -> str:
-        return self.name
 
 
 class _Opaque(ParamStruct):

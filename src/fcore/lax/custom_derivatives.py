@@ -24,11 +24,7 @@ too): the rule only says how the function depends on its explicit arguments.
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Callable, Sequence
-from typing import NoReturn
-
-from typing_extensions import Self
 
 import attrs
 
@@ -38,7 +34,7 @@ from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.stack import current_trace, trace_scope
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr, JaxprEqn
-from fcore.ir.params import ParamStruct
+from fcore.ir.params import ByIdentity
 from fcore.lax._base import ArrayLike, check_operands
 from fcore.lax._primitive import Primitive
 from fcore.lax.call import as_eager_results, eval_closed, lower_call, param_of
@@ -68,34 +64,17 @@ __all__ = [
 FlatBwd = Callable[[Sequence[Array], Sequence[Array]], list[Array | None]]
 
 
-class CustomBwd(ParamStruct):
+class CustomBwd(ByIdentity):
     """The user's ``bwd`` as a flat function, with the avals of the function's outputs (the
     types of the tangents ``custom_lin`` produces). Compared by identity; prints as its name."""
 
-    __slots__ = ("name", "fun", "out_avals")
+    __slots__ = ("fun", "out_avals")
+    what = "custom bwd rule"
 
     def __init__(self, name: str, fun: FlatBwd, out_avals: Sequence[ShapedArray]) -> None:
-        self.name = name
+        super().__init__(name)
         self.fun = fun
         self.out_avals = tuple(out_avals)
-
-    def __eq__(self, other: object) -> bool:
-        return self is other
-
-    def __hash__(self) -> int:
-        return id(self)
-
-    def __repr__(self) -> str:
-        return self.name
-
-    def __copy__(self) -> Self:
-        return self  # compared by identity: a copy is the same rule
-
-    def __deepcopy__(self, memo: object) -> Self:
-        return self
-
-    def __reduce__(self) -> NoReturn:
-        raise pickle.PicklingError(f"a jaxpr holding the custom bwd rule {self.name!r} cannot be pickled: it is a Python function")
 
 
 class ClosureDifferentiationError(FcoreError, TypeError):

@@ -35,6 +35,7 @@ from fcore.lax._primitive import Primitive
 from fcore.lax._rule_helpers import aval_of, bind, prod
 from fcore.lax.elementwise import convert_element_type
 from fcore.lax.shapes import transpose
+from fcore.lax.sharding_constraint import with_sharding_constraint
 from fcore.transforms.ad_util import UndefinedPrimal
 from fcore.transforms.batching import Dim, batching_rules
 from fcore.transforms.jvp import defjvp
@@ -512,8 +513,10 @@ def dot(
     dimension_numbers: DotDimensionNumbersLike | None = None,
     precision: PrecisionLike = None,
     preferred_element_type: DTypeLike | None = None,
+    out_sharding: object = None,
 ) -> Array:
-    """``lax.dot``: a matrix/vector product, or any contraction given ``dimension_numbers``."""
+    """``lax.dot``: a matrix/vector product, or any contraction given ``dimension_numbers``;
+    ``out_sharding`` lays the result out (a sharding constraint: fcore's mesh axes are ``Auto``)."""
     if dimension_numbers is None:
         ls, rs = shape_of(lhs), shape_of(rhs)
         if 1 <= len(ls) <= 2 and 1 <= len(rs) <= 2 and ls[-1] == rs[0]:
@@ -529,6 +532,8 @@ def dot(
     result: Array = dot_general_p.bind(
         lhs, rhs, dimension_numbers=dn, precision=canonicalize_precision(precision), preferred_element_type=pref
     )
+    if out_sharding is not None:
+        result = with_sharding_constraint(result, out_sharding)
     return result
 
 
@@ -538,10 +543,12 @@ def dot_general(
     dimension_numbers: DotDimensionNumbersLike,
     precision: PrecisionLike = None,
     preferred_element_type: DTypeLike | None = None,
+    out_sharding: object = None,
 ) -> Array:
     """``lax.dot_general``: contract ``lhs`` with ``rhs`` over the given contracting and batch axes."""
     return dot(
-        lhs, rhs, dimension_numbers=dimension_numbers, precision=precision, preferred_element_type=preferred_element_type
+        lhs, rhs, dimension_numbers=dimension_numbers, precision=precision, preferred_element_type=preferred_element_type,
+        out_sharding=out_sharding,
     )
 
 

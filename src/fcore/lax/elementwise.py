@@ -1324,19 +1324,20 @@ select_n_p = Primitive("select_n", params=NoParams)
 
 @select_n_p.def_abstract_eval
 def _select_n_abstract_eval(which: ShapedArray, *cases: ShapedArray) -> ShapedArray:
+    # JAX's shape rule, then its dtype rule (JAX names select_n "select" here), in its words.
     if not cases:
-        raise TypeError("select_n requires at least one case")
-    if not (dtypes.is_bool(which.dtype) or which.dtype == dtypes.int32):
-        raise TypeError(f"select_n predicate must be bool or int32, got {which.dtype}")
-    if dtypes.is_bool(which.dtype) and len(cases) > 2:
-        raise TypeError("select_n with a bool predicate takes at most two cases")
-    dt = same_dtypes("select", cases)  # JAX names select_n so here
+        raise TypeError("select must have at least one case")
     shape = cases[0].shape
-    for c in cases[1:]:
-        if c.shape != shape:
-            raise TypeError(f"select_n cases must have the same shapes, got {[c.shape for c in cases]}")
-    if which.shape not in ((), shape):
-        raise TypeError(f"select_n predicate shape {which.shape} must be scalar or equal to the case shape {shape}")
+    if any(c.shape != shape for c in cases[1:]):
+        raise TypeError(f"select cases must have the same shapes, got [{', '.join(str(c.shape) for c in cases)}].")
+    if which.shape and which.shape != shape:
+        raise TypeError("select `which` must be scalar or have the same shape as cases, "
+                        f"got `which` shape {which.shape} but case shape {shape}.")
+    dt = same_dtypes("select", cases)
+    if not (dtypes.is_bool(which.dtype) or dtypes.is_integer(which.dtype)):
+        raise TypeError(f"select `which` must be boolean or integer type, got {which.dtype}.")
+    if dtypes.is_bool(which.dtype) and len(cases) > 2:
+        raise TypeError("select with boolean `which` cannot have > 2 cases.")
     return shaped_array(shape, dt, all(c.weak_type for c in cases))
 
 
@@ -1408,17 +1409,20 @@ def _select_n_lowering(ctx: LoweringRuleContext, which: str, *cases: str) -> str
         return ctx.emit(
             f"stablehlo.select {which}, {cases[1]}, {cases[0]} : {tensor_type(pred_type)}, {tensor_type(out)}"
         )
-    # int32 selector: a chain of selects, last case for out-of-range as XLA's case does.
+    # integer selector: a chain of selects, last case for out-of-range as XLA's case does.
     result = cases[-1]
     for i in range(len(cases) - 2, -1, -1):
         idx = ctx.constant(i, w.dtype, w.shape)
-        pred = ctx.op_typed("stablehlo.compare EQ,", [which, idx], [w, w], pred_type, ", SIGNED")
+        kind = ", UNSIGNED" if dtypes.is_unsigned_int(w.dtype) else ", SIGNED"
+        pred = ctx.op_typed("stablehlo.compare EQ,", [which, idx], [w, w], pred_type, kind)
         result = ctx.emit(f"stablehlo.select {pred}, {cases[i]}, {result} : {tensor_type(pred_type)}, {tensor_type(out)}")
     return result
 
 
 def select_n(which: ArrayLike, *cases: ArrayLike) -> Array:
-    """``cases[which]`` elementwise (``lax.select_n``); ``which`` is bool or int32."""
+    """``cases[which]`` elementwise (``lax.select_n``); ``which`` is bool or an integer."""
+    if not cases:
+        raise ValueError("select_n() must have at least one case")
     result: Array = select_n_p.bind(which, *cases)
     return result
 

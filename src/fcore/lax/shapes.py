@@ -458,15 +458,15 @@ concatenate_p = Primitive("concatenate", params=ConcatenateParams)
 
 @concatenate_p.def_abstract_eval
 def _concatenate_abstract_eval(*xs: ShapedArray, dimension: int) -> ShapedArray:
+    # JAX's shape rule, then its dtype rule, in its words.
     if not xs:
-        raise TypeError("concatenate requires at least one operand")
-    dt = same_dtypes("concatenate", xs)
+        raise TypeError("concatenate expects at least one operand, got 0.")
     first = xs[0].shape
     nd = len(first)
     if any(len(x.shape) != nd for x in xs):
         raise TypeError(
-            "concatenate: cannot concatenate arrays with different numbers of dimensions: got "
-            + ", ".join(x.str_short() for x in xs) + "."
+            "Cannot concatenate arrays with different numbers of dimensions: got "
+            + ", ".join(str(x.shape) for x in xs) + "."
         )
     if not 0 <= dimension < nd:
         raise TypeError(
@@ -478,11 +478,12 @@ def _concatenate_abstract_eval(*xs: ShapedArray, dimension: int) -> ShapedArray:
         s = x.shape
         if s[:dimension] != first[:dimension] or s[dimension + 1:] != first[dimension + 1:]:
             raise TypeError(
-                "concatenate: cannot concatenate arrays with shapes that differ in dimensions other "
+                "Cannot concatenate arrays with shapes that differ in dimensions other "
                 f"than the one being concatenated: concatenating along dimension {dimension} for "
                 "shapes " + ", ".join(str(x.shape) for x in xs) + "."
             )
         total += s[dimension]
+    dt = same_dtypes("concatenate", xs)
     weak = all(x.weak_type for x in xs)
     return shaped_array(first[:dimension] + (total,) + first[dimension + 1:], dt, weak)
 

@@ -22,7 +22,7 @@ from fcore.transforms.batching import Dim, batching_rules
 from fcore.transforms.jvp import jvp_rules
 from fcore.transforms.transpose import transpose_rules
 
-__all__ = ["sharding_constraint_p", "with_sharding_constraint"]
+__all__ = ["reshard", "sharding_constraint_p", "with_sharding_constraint"]
 
 
 @attrs.frozen(kw_only=True)
@@ -74,6 +74,14 @@ def _sc_lowering(ctx: LoweringRuleContext, x: str, *, sharding: NamedSharding) -
     mesh = ctx.module.use_mesh(sharding.mesh.sdy_text(), sharding.mesh.size)
     dims = sharding.sdy(aval.ndim).dims
     return ctx.emit(f"sdy.sharding_constraint {x} <{mesh}, {dims}> : {tensor_type(aval)}")
+
+
+def reshard(xs: Any, out_shardings: Any) -> Any:
+    """``jax.reshard``: each array leaf of ``xs`` laid out as ``out_shardings`` says (a prefix
+    tree of shardings or ``PartitionSpec`` s of the set mesh). fcore's mesh axes are all
+    ``Auto`` (docs/multi_device.md), where a reshard is a sharding constraint: in a jitted
+    program XLA moves the data, eagerly it is ``device_put``."""
+    return with_sharding_constraint(xs, out_shardings)
 
 
 def _bind(x: Any, sharding: NamedSharding) -> Any:

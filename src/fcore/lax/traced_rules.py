@@ -13,11 +13,8 @@ jaxpr takes those values as leading inputs (``trace_rule``), and a rule run as P
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Callable, Sequence
-from typing import NoReturn, TypeVar
-
-from typing_extensions import Self
+from typing import TypeVar
 
 from fcore.interpreters.array import Array
 from fcore.interpreters.stack import bind_with_trace, current_trace, set_current_trace, trace_scope
@@ -25,7 +22,7 @@ from fcore.interpreters.staging import StagingTrace
 from fcore.interpreters.trace import Trace, Tracer
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import Atom, ClosedJaxpr
-from fcore.ir.params import ParamStruct, ParamValue
+from fcore.ir.params import ByIdentity, ParamValue
 from fcore.ir.primitive import Primitive
 from fcore.lax._base import ArrayLike
 
@@ -34,16 +31,19 @@ T = TypeVar("T")
 __all__ = ["LazyJaxpr", "trace_rule", "with_closure"]
 
 
-class LazyJaxpr(ParamStruct):
+class LazyJaxpr(ByIdentity):
     """A closed jaxpr traced on first use and kept: a custom rule (see the module docstring).
 
-    Compared by identity; prints as the rule's name (``jvp=f_jvp``), as JAX does.
+    Compared by identity; prints as the rule's name (``jvp=f_jvp``), as JAX does. It does
+    not pickle: tracing the rule to pickle it would not end (a rule usually calls its own
+    function, whose staged call holds a new lazy rule, and so on).
     """
 
-    __slots__ = ("name", "_make", "_closed")
+    __slots__ = ("_make", "_closed")
+    what = "custom rule"
 
     def __init__(self, name: str, make: Callable[[], ClosedJaxpr]) -> None:
-        self.name = name
+        super().__init__(name)
         self._make: Callable[[], ClosedJaxpr] | None = make
         self._closed: ClosedJaxpr | None = None
 
@@ -58,28 +58,6 @@ class LazyJaxpr(ParamStruct):
     def derive(self, transform: Callable[[ClosedJaxpr], ClosedJaxpr]) -> LazyJaxpr:
         """A lazy ``transform(self.get())`` (e.g. the rule of a batched call)."""
         return LazyJaxpr(self.name, lambda: transform(self.get()))
-
-    def __eq__(self, other: object) -> bool:
-        return self is other
-
-    def __hash__(self) -> int:
-        return id(self)
-
-    def __repr__(self) -> str:
-        return self.name
-
-    def __copy__(self) -> Self:
-        return self  # compared by identity: a copy is the same rule
-
-    def __deepcopy__(self, memo: object) -> Self:
-        return self
-
-    def __reduce__(self) -> NoReturn:
-        # Tracing the rule to pickle it would not end: a rule usually calls its own function,
-        # whose staged call holds a new lazy rule, and so on.
-        raise pickle.PicklingError(
-            f"a jaxpr holding the custom rule {self.name!r} cannot be pickled: the rule is a Python function"
-        )
 
 
 class _ClosureTrace(Trace):

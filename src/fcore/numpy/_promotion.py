@@ -335,13 +335,17 @@ def promote2_dtype(x: object, y: object, dt: DType, weak: bool) -> tuple[Array, 
 
 
 def _binary_shape(name: str, sx: Shape, sy: Shape, dt: DType) -> Shape:
-    """The broadcast shape of a binary operation's operands; like JAX, a ``TypeError`` naming
-    the operation, the shapes and the dtype when they do not broadcast (docs/guide.md, "Bad input")."""
+    """The broadcast shape of a binary operation's operands. When they do not broadcast, as JAX
+    0.10: operands of one rank reach the primitive, whose ``TypeError`` names the operation,
+    the shapes and the dtype (docs/guide.md, "Bad input"); operands of different ranks fail in
+    ``jnp``'s rank promotion first, a ``ValueError`` naming the shapes (JAX's tutorials catch it)."""
     if len(sx) != len(sy):
         check_rank_promotion(name, (sx, sy))
     try:
         return broadcast_shapes(sx, sy)
     except ValueError:
+        if len(sx) != len(sy):
+            raise ValueError(f"Incompatible shapes for broadcasting: shapes={[sx, sy]}") from None
         raise TypeError(f"{name} got incompatible shapes for broadcasting: {sx}, {sy} (dtype {dt}).") from None
 
 

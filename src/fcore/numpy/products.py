@@ -21,7 +21,6 @@ from fcore.ir.dtypes import DType
 from fcore.lax._base import ArrayLike
 from fcore.numpy._dtypes import canonical_dtype
 from fcore.numpy._promotion import asarray, broadcast_to, convert, normalize_axis
-from fcore.sharding import apply_out_sharding
 
 Dims = tuple[int, ...]
 
@@ -32,11 +31,24 @@ def _preferred(a: Array, b: Array, preferred_element_type: Any) -> tuple[DType, 
     return canonical_dtype(preferred_element_type), False
 
 
+def _laid_out(out: Array, out_sharding: Any) -> Array:
+    """The result laid out as ``out_sharding`` asks (a sharding, or a ``PartitionSpec`` of the set
+    mesh); fcore's mesh axes are all ``Auto``, so this is a sharding constraint."""
+    if out_sharding is None:
+        return out
+    laid: Array = lax.with_sharding_constraint(out, out_sharding)
+    return laid
+
+
 def dot(
-    a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None, out_sharding: Any = None,
+    a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None, out_sharding: Any = None
 ) -> Array:
     """``jnp.dot``: scalar products, matrix products, and sum over the last axis of ``a``
     and the second-to-last of ``b`` for higher ranks (batch dimensions are stacked)."""
+    return _laid_out(_dot(a, b, precision, preferred_element_type), out_sharding)
+
+
+def _dot(a: ArrayLike, b: ArrayLike, precision: Any, preferred_element_type: Any) -> Array:
     x, y = asarray(a, "dot", 0), asarray(b, "dot", 1)
     dt, weak = _preferred(x, y, preferred_element_type)
     xn, yn = x.ndim, y.ndim
@@ -47,15 +59,18 @@ def dot(
     else:
         contract = ((xn - 1,), (yn - 2,))
     out = lax.dot_general(x, y, (contract, ((), ())), precision=precision, preferred_element_type=dt)
-    result: Array = apply_out_sharding(convert(out, dt, weak), out_sharding)
-    return result
+    return convert(out, dt, weak)
 
 
 def matmul(
-    a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None, out_sharding: Any = None,
+    a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None, out_sharding: Any = None
 ) -> Array:
     """``a @ b`` with NumPy's rules: 1-D operands are promoted and squeezed back, leading
     (batch) dimensions broadcast."""
+    return _laid_out(_matmul(a, b, precision, preferred_element_type), out_sharding)
+
+
+def _matmul(a: ArrayLike, b: ArrayLike, precision: Any, preferred_element_type: Any) -> Array:
     x, y = asarray(a, "matmul", 0), asarray(b, "matmul", 1)
     for i, v in enumerate((x, y)):
         if v.ndim < 1:
@@ -118,8 +133,7 @@ def matmul(
         out = lax.transpose(out, perm)
     if both_squeeze:
         out = lax.expand_dims(out, tuple(both_squeeze))
-    result: Array = apply_out_sharding(convert(out, dt, weak), out_sharding)
-    return result
+    return convert(out, dt, weak)
 
 
 def vdot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None) -> Array:
@@ -166,9 +180,14 @@ def outer(a: ArrayLike, b: ArrayLike, out: None = None) -> Array:
 
 
 def tensordot(
-    a: ArrayLike, b: ArrayLike, axes: int | Sequence[Any] = 2, *, precision: Any = None, preferred_element_type: Any = None
+    a: ArrayLike, b: ArrayLike, axes: int | Sequence[Any] = 2, *, precision: Any = None, preferred_element_type: Any = None,
+    out_sharding: Any = None,
 ) -> Array:
     """Sum products over the given axes (the last ``axes`` of ``a`` and first of ``b``)."""
+    return _laid_out(_tensordot(a, b, axes, precision, preferred_element_type), out_sharding)
+
+
+def _tensordot(a: ArrayLike, b: ArrayLike, axes: int | Sequence[Any], precision: Any, preferred_element_type: Any) -> Array:
     x, y = asarray(a, "tensordot", 0), asarray(b, "tensordot", 1)
     dt, weak = _preferred(x, y, preferred_element_type)
     xn, yn = x.ndim, y.ndim
@@ -292,6 +311,10 @@ def einsum(
     """Einstein summation (``jnp.einsum``) for string subscripts, with explicit or implicit
     output and ellipses; operands are contracted pairwise, left to right, with
     ``lax.dot_general`` (summed-out letters use ``lax.reduce_sum``)."""
+    return _laid_out(_einsum(subscripts, operands, precision, preferred_element_type), out_sharding)
+
+
+def _einsum(subscripts: str, operands: tuple[ArrayLike, ...], precision: Any, preferred_element_type: Any) -> Array:
     if not isinstance(subscripts, str):
         raise NotImplementedError("fnp.einsum supports string subscripts only")
     xs = [asarray(o, "einsum", i) for i, o in enumerate(operands)]
@@ -352,8 +375,7 @@ def einsum(
     perm = tuple(s0.index(c) for c in out)
     if perm != tuple(range(len(perm))):
         x0 = lax.transpose(x0, perm)
-    result: Array = apply_out_sharding(convert(x0, dt, weak), out_sharding)
-    return result
+    return convert(x0, dt, weak)
 
 
 def matvec(x1: ArrayLike, x2: ArrayLike, /) -> Array:
