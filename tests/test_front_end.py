@@ -33,6 +33,15 @@ def test_eval_shape_matches_jax() -> None:
         assert isinstance(ours[k], fcore.ShapeDtypeStruct)
 
 
+def test_shape_dtype_struct_like_matches_jax() -> None:
+    # pure_callback's result spec in the external-callbacks tutorial is ShapeDtypeStruct.like(x).
+    for x in (1.0, np.zeros((2,), np.int64), np.float32(1.0)):
+        ours = fcore.ShapeDtypeStruct.like(x)
+        theirs = jax.ShapeDtypeStruct.like(x)
+        assert (ours.shape, ours.dtype, ours.weak_type) == (theirs.shape, theirs.dtype, theirs.weak_type)
+    assert fcore.ShapeDtypeStruct.like(fnp.arange(3.0)).shape == (3,)
+
+
 def test_eval_shape_computes_nothing() -> None:
     calls: list[int] = []
 

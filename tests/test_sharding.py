@@ -87,6 +87,37 @@ def test_shardings_and_sharded_arrays_match_jax() -> None:
         one = fcore.sharding.SingleDeviceSharding(fcore.devices()[2])
         b = fcore.device_put(x, one)
         assert b.devices() == {fcore.devices()[2]} and b.sharding == one
+        # bare PartitionSpecs under set_mesh (the explicit-sharding tutorial), as jax
+        auto = fcore.sharding.AxisType.Auto
+        assert fcore.make_mesh((2, 2), ("x", "y"), (auto, auto)).axis_types == (auto, auto)
+        with fcore.set_mesh(mesh), jax.set_mesh(jax.make_mesh((2, 2), ("x", "y"))):  # jax: Explicit axes
+            t, jt = fcore.device_put({"a": x}, {"a": P("x")}), jax.device_put({"a": x}, {"a": JP("x")})
+            assert repr(t["a"].sharding.spec) == repr(jt["a"].sharding.spec) == repr(P("x"))
+            r, jr = fcore.reshard(x, P(None, "y")), jax.reshard(x, JP(None, "y"))
+            assert repr(r.sharding.spec) == repr(jr.sharding.spec) and r.sharding.mesh == mesh
+            double = fcore.sharding.auto_axes(lambda v: v * 2)
+            out = double(t["a"], out_sharding=P("y"))
+            assert out.sharding.spec == P("y")
+            np.testing.assert_array_equal(np.asarray(out), x * 2)
+            seen = fcore.jit(fcore.sharding.explicit_axes(lambda v: v + 1, in_sharding=P("x", "y")))(x)
+            np.testing.assert_array_equal(np.asarray(seen), x + 1)
+            d, jd = fcore.numpy.dot(x, x.T, out_sharding=P("x")), jax.numpy.dot(x, x.T, out_sharding=JP("x"))
+            assert d.sharding.shard_shape(d.shape) == jd.sharding.shard_shape(jd.shape) == (2, 4)
+            np.testing.assert_allclose(np.asarray(d), np.asarray(jd), rtol=1e-6)
+            k, jk = fcore.random.key(0), jax.random.key(0)
+            n, jn = fcore.random.normal(k, (4,), out_sharding=P("y")), jax.random.normal(jk, (4,), out_sharding=JP("y"))
+            assert repr(n.sharding.spec) == repr(jn.sharding.spec)
+            np.testing.assert_array_equal(np.asarray(n), np.asarray(jn))
+            z, jz = fcore.numpy.zeros((4, 2), out_sharding=P("x")), jax.numpy.zeros((4, 2), out_sharding=JP("x"))
+            assert z.sharding.shard_shape(z.shape) == jz.sharding.shard_shape(jz.shape) == (2, 2)
+            f3 = fcore.numpy.full_like(x, 3.0, device=fcore.devices()[3])
+            assert f3.devices() == {fcore.devices()[3]} and float(f3[0, 0]) == 3.0
+            ri = fcore.random.randint(k, (4,), 0, 9, out_sharding=P("x"))
+            assert repr(ri.sharding.spec) == repr(jax.random.randint(jk, (4,), 0, 9, out_sharding=JP("x")).sharding.spec)
+            # shard_map without in_specs: each argument keeps its layout (a host value: replicated)
+            sm = fcore.shard_map(lambda a, b: a * 2 + b.sum(), out_specs=P("x"))(t["a"], x[:1])
+            jsm = jax.shard_map(lambda a, b: a * 2 + b.sum(), out_specs=JP("x"))(jt["a"], x[:1])
+            np.testing.assert_array_equal(np.asarray(sm), np.asarray(jsm))
         """
     )
 
@@ -109,6 +140,8 @@ def test_sharding_errors_match_jax() -> None:
         e, je = err(lambda: fcore.device_put(np.ones(3), NamedSharding(mesh, P("x")))), err(
             lambda: jax.device_put(np.ones(3), JNS(jmesh, JP("x"))))
         assert e[0] == je[0] == "IndivisibleError" and e[1].replace("P('x',)", "P('x',)") == je[1], (e, je)
+        e, je = err(lambda: fcore.device_put(np.ones(4), P("x"))), err(lambda: jax.device_put(np.ones(4), JP("x")))
+        assert e == je, (e, je)
         e = err(lambda: fcore.make_mesh((4, 2), ("x", "y")))
         assert e[0] == "ValueError", e
         e = err(lambda: fcore.jit(lambda v: v, in_shardings=NamedSharding(mesh, P("y")))(np.ones(3)))

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import jax.extend
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -272,6 +273,14 @@ def test_missing_rules_are_named() -> None:
         fcore.vmap(bare.bind)(XS)
     with pytest.raises(Exception, match="test_user_bare"):
         fcore.jit(bare.bind)(X)
+
+
+def test_an_impl_alone_runs_eagerly_as_in_jax() -> None:
+    # jax's "How primitives work" tutorial binds a primitive with only def_impl, on Python floats.
+    ours, theirs = core.Primitive("test_user_impl_only"), jax.extend.core.Primitive("test_user_impl_only")
+    ours.def_impl(lambda x, y: np.add(np.multiply(x, y), y))
+    theirs.def_impl(lambda x, y: np.add(np.multiply(x, y), y))  # type: ignore[no-untyped-call]
+    assert float(ours.bind(2.0, 10.0)) == float(theirs.bind(2.0, 10.0)) == 30.0  # type: ignore[no-untyped-call]
 
 
 def test_def_rules_return_the_rule_for_decorator_use() -> None:

@@ -15,7 +15,8 @@ import enum
 import itertools
 import math
 import threading
-from collections.abc import Iterator, Sequence
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Union
 
 import numpy as np
@@ -34,6 +35,8 @@ __all__ = [
     "PartitionSpec",
     "Sharding",
     "SingleDeviceSharding",
+    "auto_axes",
+    "explicit_axes",
     "get_abstract_mesh",
     "get_mesh",
     "make_mesh",
@@ -566,3 +569,68 @@ def make_mesh(
             f"Number of devices {len(devs)} must be >= the product of mesh_shape {shape}"
         )
     return Mesh(np.asarray(devs[:n], dtype=object).reshape(shape), names, axis_types)
+
+
+def reshard(xs: Any, out_shardings: Any) -> Any:
+    """``jax.sharding.reshard``: ``fcore.reshard`` (fcore.lax.sharding_constraint)."""
+    # A lazy import: fcore.lax.sharding_constraint imports this module.
+    from fcore.lax.sharding_constraint import reshard as lax_reshard
+
+    return lax_reshard(xs, out_shardings)
+
+
+def apply_out_sharding(x: Any, out_sharding: Any) -> Any:
+    """``x`` laid out as an ``out_sharding=`` argument asks (None: left as computed)."""
+    return x if out_sharding is None else reshard(x, out_sharding)
+
+
+def auto_axes(
+    f: Callable[..., Any] | None = None, /, *, axes: str | tuple[str, ...] | None = None, out_sharding: Any = None,
+) -> Any:
+    """``jax.sharding.auto_axes``: run ``f`` with the mesh axes left to XLA, then lay its
+    results out as ``out_sharding`` (given here or as a keyword of each call).
+
+    fcore's axes are all ``Auto`` already, so only the final ``reshard`` remains.
+    """
+    del axes
+
+    def wrap(fun: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fun)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            spec = out_sharding
+            if spec is None:
+                if "out_sharding" not in kwargs:
+                    raise TypeError("Missing required keyword argument: 'out_sharding'")
+                spec = kwargs.pop("out_sharding")
+            return reshard(fun(*args, **kwargs), spec)
+
+        return call
+
+    return wrap if f is None else wrap(f)
+
+
+def explicit_axes(
+    f: Callable[..., Any] | None = None, /, *, axes: str | tuple[str, ...] | None = None, in_sharding: Any = None,
+) -> Any:
+    """``jax.sharding.explicit_axes``: lay the arguments out as ``in_sharding`` (given here
+    or as a keyword of each call), then run ``f``; fcore keeps no shardings in types."""
+    del axes
+
+    def wrap(fun: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fun)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            spec = in_sharding
+            if spec is None:
+                if "in_sharding" not in kwargs:
+                    raise TypeError("Missing required keyword argument: 'in_sharding'")
+                spec = kwargs.pop("in_sharding")
+            if get_abstract_mesh() is None:
+                raise ValueError(
+                    "Context mesh cannot be empty. Please use `jax.set_mesh` API to enter"
+                    " into a mesh context when using `explicit_axes` API."
+                )
+            return fun(*reshard(args, spec), **kwargs)
+
+        return call
+
+    return wrap if f is None else wrap(f)

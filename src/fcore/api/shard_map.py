@@ -26,6 +26,7 @@ from fcore.interpreters.array import Array
 from fcore.interpreters.eval import get_aval
 from fcore.interpreters.float_checks import check_sharded, float_checks_off
 from fcore.interpreters.staging import trace_to_jaxpr
+from fcore.interpreters.trace import Tracer
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr
 from fcore.lax._base import ArrayLike
@@ -319,13 +320,27 @@ def shard_map(
     return wrapped
 
 
+def _spec_of_argument(mesh: Mesh, x: object, name: str) -> PartitionSpec:
+    """Without ``in_specs``, as jax: an argument keeps the spec it is laid out with on
+    ``mesh`` (an uncommitted or host value: replicated). fcore keeps no sharding in the
+    types of traced values, so under a transformation ``in_specs`` must be given."""
+    if isinstance(x, Tracer):
+        raise ValueError(
+            f"shard_map of {name} needs in_specs for a traced argument (fcore keeps no shardings in types)"
+        )
+    sharding = getattr(x, "sharding", None)
+    if isinstance(sharding, NamedSharding) and sharding.mesh == mesh:
+        return sharding.spec
+    return PartitionSpec()
+
+
 def _call(
     f: Callable[..., Any], mesh: Mesh, in_specs: Any, out_specs: Any, args: tuple[Any, ...], check_vma: bool
 ) -> Any:
     name = getattr(f, "__name__", "f")
     flat, in_tree = tree_util.tree_flatten(args)
     if in_specs is None:
-        raise ValueError("shard_map requires in_specs")
+        in_specs = in_tree.unflatten([_spec_of_argument(mesh, x, name) for x in flat])
     try:
         specs_in = tree_util.broadcast_prefix(
             tuple(in_specs) if isinstance(in_specs, list) else in_specs, args, is_leaf=_is_spec

@@ -47,6 +47,12 @@ class ShapeDtypeStruct:
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
 
+    @classmethod
+    def like(cls, x: object) -> ShapeDtypeStruct:
+        """The shape, dtype and weak type a traced function would see for ``x`` (``jax.ShapeDtypeStruct.like``)."""
+        aval = abstractify(x)
+        return cls(aval.shape, aval.dtype, aval.weak_type)
+
     def update(self, shape: Sequence[int] | None = None, dtype: Any = None, weak_type: bool | None = None) -> ShapeDtypeStruct:
         """A copy with the given fields replaced (as ``jax.ShapeDtypeStruct.update``)."""
         return ShapeDtypeStruct(

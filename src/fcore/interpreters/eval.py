@@ -118,7 +118,7 @@ class EvalTrace(Trace):
         rule = prim.weak_type_rule
         if rule is not None:
             return [rule(weaks, params)] * n
-        if not any(weaks):
+        if not any(weaks) or prim.abstract_eval_rule is None:  # jax runs an impl without a type rule
             return [False] * n
         avals = [ShapedArray(v.shape, v.dtype, w) for v, w in zip(vals, weaks)]
         return [a.weak_type for a in prim.abstract_eval(avals, params)]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fcore import lax
+from fcore.api.jit import device_put
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
@@ -29,6 +30,7 @@ from fcore.numpy._promotion import (
     operand,
     to_inexact,
 )
+from fcore.sharding import apply_out_sharding
 
 if TYPE_CHECKING:
     from fcore.typing import DTypeLike, Shape as ShapeLike
@@ -140,24 +142,39 @@ def _fill(shape: Shape, value: ArrayLike, dt: DType, weak: bool) -> Array:
     return broadcast_to(v, shape)
 
 
-def zeros(shape: ShapeLike, dtype: DTypeLike | None = None) -> Array:
+def _placed(x: Array, device: Any, out_sharding: Any) -> Array:
+    """``x`` on ``device`` (a device or sharding) or laid out as ``out_sharding`` (jnp's keywords)."""
+    if out_sharding is not None:
+        if device is not None:
+            raise ValueError("Only one of `device` and `out_sharding` may be given")
+        placed: Array = apply_out_sharding(x, out_sharding)
+        return placed
+    if device is not None:
+        on_device: Array = device_put(x, device)
+        return on_device
+    return x
+
+
+def zeros(shape: ShapeLike, dtype: DTypeLike | None = None, *, device: Any = None, out_sharding: Any = None) -> Array:
     """An array of zeros (default dtype: the default float)."""
     dt = _canon(dtypes.float64) if dtype is None else canonical_dtype(dtype)
-    return _fill(_shape(shape), 0, dt, False)
+    return _placed(_fill(_shape(shape), 0, dt, False), device, out_sharding)
 
 
-def ones(shape: ShapeLike, dtype: DTypeLike | None = None) -> Array:
+def ones(shape: ShapeLike, dtype: DTypeLike | None = None, *, device: Any = None, out_sharding: Any = None) -> Array:
     """An array of ones (default dtype: the default float)."""
     dt = _canon(dtypes.float64) if dtype is None else canonical_dtype(dtype)
-    return _fill(_shape(shape), 1, dt, False)
+    return _placed(_fill(_shape(shape), 1, dt, False), device, out_sharding)
 
 
-def empty(shape: ShapeLike, dtype: DTypeLike | None = None) -> Array:
+def empty(shape: ShapeLike, dtype: DTypeLike | None = None, *, device: Any = None, out_sharding: Any = None) -> Array:
     """Like ``zeros`` (fcore arrays are immutable, so "uninitialized" is zeros)."""
-    return zeros(shape, dtype)
+    return zeros(shape, dtype, device=device, out_sharding=out_sharding)
 
 
-def full(shape: ShapeLike, fill_value: ArrayLike, dtype: DTypeLike | None = None) -> Array:
+def full(
+    shape: ShapeLike, fill_value: ArrayLike, dtype: DTypeLike | None = None, *, device: Any = None, out_sharding: Any = None,
+) -> Array:
     """An array filled with ``fill_value`` (weakly typed for a Python scalar and no dtype)."""
     shp = _shape(shape)
     if dtype is None:
@@ -165,8 +182,8 @@ def full(shape: ShapeLike, fill_value: ArrayLike, dtype: DTypeLike | None = None
     else:
         dt, weak = canonical_dtype(dtype), False
     if isinstance(fill_value, (Array, np.ndarray)) and fill_value.ndim:
-        return broadcast_to(convert(fill_value, dt, weak), shp)
-    return _fill(shp, fill_value, dt, weak)
+        return _placed(broadcast_to(convert(fill_value, dt, weak), shp), device, out_sharding)
+    return _placed(_fill(shp, fill_value, dt, weak), device, out_sharding)
 
 
 def _like(a: ArrayLike, dtype: Any, shape: Any) -> tuple[Shape, DType, bool]:
@@ -179,29 +196,37 @@ def _like(a: ArrayLike, dtype: Any, shape: Any) -> tuple[Shape, DType, bool]:
     return shp, canonical_dtype(dtype), False
 
 
-def zeros_like(a: ArrayLike, dtype: DTypeLike | None = None, shape: ShapeLike | None = None) -> Array:
+def zeros_like(
+    a: ArrayLike, dtype: DTypeLike | None = None, shape: ShapeLike | None = None, *, device: Any = None, out_sharding: Any = None,
+) -> Array:
     """Zeros with the shape and dtype (and weak type) of ``a``."""
     shp, dt, weak = _like(a, dtype, shape)
-    return _fill(shp, 0, dt, weak)
+    return _placed(_fill(shp, 0, dt, weak), device, out_sharding)
 
 
-def ones_like(a: ArrayLike, dtype: DTypeLike | None = None, shape: ShapeLike | None = None) -> Array:
+def ones_like(
+    a: ArrayLike, dtype: DTypeLike | None = None, shape: ShapeLike | None = None, *, device: Any = None, out_sharding: Any = None,
+) -> Array:
     """Ones with the shape and dtype (and weak type) of ``a``."""
     shp, dt, weak = _like(a, dtype, shape)
-    return _fill(shp, 1, dt, weak)
+    return _placed(_fill(shp, 1, dt, weak), device, out_sharding)
 
 
-def empty_like(prototype: ArrayLike, dtype: DTypeLike | None = None, shape: ShapeLike | None = None) -> Array:
+def empty_like(
+    prototype: ArrayLike, dtype: DTypeLike | None = None, shape: ShapeLike | None = None, *, device: Any = None,
+) -> Array:
     """Zeros shaped like ``prototype`` (fcore arrays are never uninitialized)."""
-    return zeros_like(prototype, dtype, shape)
+    return zeros_like(prototype, dtype, shape, device=device)
 
 
-def full_like(a: ArrayLike, fill_value: ArrayLike, dtype: DTypeLike | None = None, shape: ShapeLike | None = None) -> Array:
+def full_like(
+    a: ArrayLike, fill_value: ArrayLike, dtype: DTypeLike | None = None, shape: ShapeLike | None = None, *, device: Any = None, out_sharding: Any = None,
+) -> Array:
     """``fill_value`` with the shape and dtype (and weak type) of ``a``."""
     shp, dt, weak = _like(a, dtype, shape)
     if isinstance(fill_value, (Array, np.ndarray)) and fill_value.ndim:
-        return broadcast_to(convert(fill_value, dt, weak), shp)
-    return _fill(shp, fill_value, dt, weak)
+        return _placed(broadcast_to(convert(fill_value, dt, weak), shp), device, out_sharding)
+    return _placed(_fill(shp, fill_value, dt, weak), device, out_sharding)
 
 
 def _static_scalar(x: Any, name: str) -> Any:

@@ -25,6 +25,7 @@ from fcore.random._key_ops import KeyArrayLike
 from fcore.random._keys import check_prng_key
 from fcore.random._threefry import threefry_random_bits, threefry_split
 from fcore.random._uniform import _rademacher, uniform_floats
+from fcore.sharding import apply_out_sharding
 
 __all__ = ["normal", "normal_floats", "truncated_normal", "exponential", "exponential_floats", "laplace", "logistic",
            "cauchy", "gumbel", "gumbel_floats", "maxwell", "double_sided_maxwell", "weibull_min", "pareto", "rayleigh",
@@ -60,14 +61,15 @@ def _normal(key: Array, shape: Shape, dtype: DType) -> Array:
 
 
 
-def normal(key: KeyArrayLike, shape: Any = (), dtype: Any = None) -> Array:
+def normal(key: KeyArrayLike, shape: Any = (), dtype: Any = None, *, out_sharding: Any = None) -> Array:
     """Standard normal samples (default dtype: the default float; complex dtypes allowed)."""
     data, _ = check_prng_key("normal", key)
     shp = canonicalize_shape(shape)
     dt = user_dtype(dtype, float)
     if not dtypes.is_inexact(dt):
         raise ValueError(f"dtype argument to `normal` must be a float or complex dtype, got {dt}")
-    return specialize(_normal, shp, dt)(data)
+    out: Array = apply_out_sharding(specialize(_normal, shp, dt)(data), out_sharding)
+    return out
 
 
 def _truncated_normal(key: Array, lower: Any, upper: Any, shape: Shape | None, dtype: DType) -> Array:

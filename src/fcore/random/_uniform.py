@@ -20,6 +20,7 @@ from fcore.random._compiled import operand, specialize
 from fcore.random._key_ops import KeyArrayLike
 from fcore.random._keys import check_prng_key
 from fcore.random._threefry import threefry_random_bits, threefry_split
+from fcore.sharding import apply_out_sharding
 
 __all__ = ["uniform", "randint", "bernoulli", "rademacher", "uniform_floats"]
 
@@ -49,13 +50,18 @@ def _uniform(key: Array, minval: Any, maxval: Any, shape: Shape, dtype: DType) -
 
 
 
-def uniform(key: KeyArrayLike, shape: Any = (), dtype: Any = None, minval: Any = 0.0, maxval: Any = 1.0) -> Array:
+def uniform(
+    key: KeyArrayLike, shape: Any = (), dtype: Any = None, minval: Any = 0.0, maxval: Any = 1.0, *,
+    out_sharding: Any = None,
+) -> Array:
     """Floats uniformly distributed in ``[minval, maxval)`` (default dtype: the default float)."""
     data, _ = check_prng_key("uniform", key)
     dt = user_dtype(dtype, float)
     if not dtypes.is_floating(dt):
         raise ValueError(f"dtype argument to `uniform` must be a float dtype, got {dt}")
-    return specialize(_uniform, canonicalize_shape(shape), dt)(data, operand(minval), operand(maxval))
+    out: Array = specialize(_uniform, canonicalize_shape(shape), dt)(data, operand(minval), operand(maxval))
+    result: Array = apply_out_sharding(out, out_sharding)
+    return result
 
 
 def _convert_and_clip_integer(val: Array, dtype: DType) -> Array:
@@ -94,7 +100,9 @@ def _randint(key: Array, minval: Any, maxval: Any, shape: Shape, dtype: DType) -
 
 
 
-def randint(key: KeyArrayLike, shape: Any, minval: Any, maxval: Any, dtype: Any = None) -> Array:
+def randint(
+    key: KeyArrayLike, shape: Any, minval: Any, maxval: Any, dtype: Any = None, *, out_sharding: Any = None,
+) -> Array:
     """Integers uniformly distributed in ``[minval, maxval)`` (default dtype: the default int)."""
     data, _ = check_prng_key("randint", key)
     dt = user_dtype(dtype, int)
@@ -107,7 +115,9 @@ def randint(key: KeyArrayLike, shape: Any, minval: Any, maxval: Any, dtype: Any 
         sampling = dtypes.int32
         minval = fnp.asarray(minval).astype(np.int32).clip(int(info.min), int(info.max))
         maxval = fnp.asarray(maxval).astype(np.int32).clip(int(info.min), int(info.max) + 1)
-    return specialize(_randint, shp, sampling)(data, operand(minval), operand(maxval)).astype(dt)
+    out = specialize(_randint, shp, sampling)(data, operand(minval), operand(maxval)).astype(dt)
+    result: Array = apply_out_sharding(out, out_sharding)
+    return result
 
 
 def _bernoulli(key: Array, p: Array, shape: Shape | None, mode: str) -> Array:
