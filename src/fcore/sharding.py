@@ -571,14 +571,6 @@ def make_mesh(
     return Mesh(np.asarray(devs[:n], dtype=object).reshape(shape), names, axis_types)
 
 
-def reshard(xs: Any, out_shardings: Any) -> Any:
-    """``jax.sharding.reshard``: ``fcore.reshard`` (fcore.lax.sharding_constraint)."""
-    # A lazy import: fcore.lax.sharding_constraint imports this module.
-    from fcore.lax.sharding_constraint import reshard as lax_reshard
-
-    return lax_reshard(xs, out_shardings)
-
-
 def apply_out_sharding(x: Any, out_sharding: Any) -> Any:
     """``x`` laid out as an ``out_sharding=`` argument asks (None: left as computed)."""
     return x if out_sharding is None else reshard(x, out_sharding)
