@@ -1,5 +1,5 @@
 """Exporting jaxprs as StableHLO text, without compiling them; and ``export`` (JAX's
-``jax.export`` for static shapes, in ``fcore.export_api``).
+``jax.export`` for static shapes, in ``fcore.api.export``).
 
 The text is what ``fcore.jit`` hands to XLA, so it can be saved, diffed, inspected or fed to
 other StableHLO tools. It is produced by the lowering interpreter
@@ -9,7 +9,7 @@ other StableHLO tools. It is produced by the lowering interpreter
 from __future__ import annotations
 
 from fcore.backend.lowering import lower_jaxpr
-from fcore.export_api import (
+from fcore.api.export import (
     DisabledSafetyCheck as DisabledSafetyCheck,
     Exported as Exported,
     default_export_platform as default_export_platform,
