@@ -24,7 +24,7 @@ DTYPES = [np.dtype(d) for d in (np.float32, np.int32, np.uint8, np.bool_, np.flo
 def test_pad_modes(mode: str, dtype: np.dtype[Any]) -> None:
     x = sample(dtype, (2, 3, 4), seed=8)
     with modes():
-        for width in WIDTHS:
+        for width in WIDTHS[DTYPES.index(dtype) % 2::2]:  # each (mode, width) meets half the dtypes
             check_or_raises(lambda v, w=width: fnp.pad(v, w, mode=mode), lambda v, w=width: jnp.pad(v, w, mode=mode), x)
 
 
