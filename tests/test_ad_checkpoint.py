@@ -40,6 +40,8 @@ POLICIES: dict[str, Callable[[Any], Any]] = {
     "save_only_these_names(a)": lambda P: P.save_only_these_names("a"),
     "save_only_these_names(a, b)": lambda P: P.save_only_these_names("a", "b"),
     "save_any_names_but_these(a)": lambda P: P.save_any_names_but_these("a"),
+    # the gradient-checkpointing tutorial's cell: the earlier name stays saveable (JAX 0.10.2 saves it)
+    "save_any_names_but_these(b)": lambda P: P.save_any_names_but_these("b"),
     "save_from_both(dots, only b)": lambda P: P.save_from_both_policies(P.dots_saveable, P.save_only_these_names("b")),
     "save_and_offload(a | b)": lambda P: P.save_and_offload_only_these_names(
         names_which_can_be_saved=["a"], names_which_can_be_offloaded=["b"], offload_src="device",

@@ -53,9 +53,12 @@ def test_eval_shape_computes_nothing() -> None:
     assert (out.shape, out.dtype) == ((3,), np.float32) and calls == []
 
 
-@pytest.mark.parametrize("x", [1.0, 3, True, np.ones(3, np.float32), np.int8(2)])
+@pytest.mark.parametrize("x", [1.0, 3, True, 1j, np.ones(3, np.float32), np.int8(2), np.zeros((2, 0), jnp.bfloat16)])
 def test_typeof_matches_jax(x: Any) -> None:
-    assert repr(fcore.typeof(x)) == repr(jax.typeof(x))
+    ours, theirs = fcore.typeof(x), jax.typeof(x)
+    assert repr(ours) == repr(theirs) and str(ours) == str(theirs)  # ShapedArray(float32[3]), ~float32[]
+    assert ours.str_short() == theirs.str_short()
+    assert ours.str_short(short_dtypes=True) == theirs.str_short(short_dtypes=True)
     with pytest.raises(TypeError, match="is not a valid JAX type"):
         fcore.typeof("text")
 

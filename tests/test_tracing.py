@@ -35,7 +35,7 @@ def test_make_jaxpr_pytrees_and_static_args() -> None:
 
 def test_make_jaxpr_shape_dtype_struct_and_scalars() -> None:
     closed = fcore.make_jaxpr(lambda x, s: lax.mul(x, s))(fcore.ShapeDtypeStruct((2, 3), np.float32), np.float32(3))
-    assert str(closed.in_avals[0]) == "f32[2,3]"
+    assert str(closed.in_avals[0]) == "float32[2,3]" and "a:f32[2,3]" in str(closed)
     weak = fcore.make_jaxpr(lambda x: lax.mul(x, 2.0))(1.0)
     assert weak.in_avals[0].weak_type
     assert str(weak.eqns[0].invars[1]) == "2.0:f32[]{weak}"

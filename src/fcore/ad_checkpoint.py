@@ -135,7 +135,7 @@ def saved_residuals(f: Callable[..., Any], *args: Any, **kwargs: Any) -> list[tu
 def print_saved_residuals(f: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
     """Print ``saved_residuals(f, *args, **kwargs)`` one residual per line, as JAX does."""
     for aval, src in saved_residuals(f, *args, **kwargs):
-        print(f"{aval.strip_weak_type().str_short()} {src}")
+        print(f"{aval.str_short(short_dtypes=True)} {src}")
 
 
 def _argument_names(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:

@@ -71,19 +71,19 @@ class _Drawing:
                 lines.append(f"{indent}{src} -> {dst};")
                 return
             if id(a) not in producers:  # unbound (an ill-typed jaxpr): draw it rather than fail
-                producers[id(a)] = self.node(lines, indent, f"? {a.aval.str_short()}", "shape=box, color=red")
+                producers[id(a)] = self.node(lines, indent, f"? {a.aval.jaxpr_text()}", "shape=box, color=red")
                 names[id(a)] = "?"
             src = producers[id(a)]
             lines.append(f"{indent}{src} -> {dst} [label={_quote(names[id(a)])}];")
 
         for v in jaxpr.constvars:
-            label = f"const {bind(v)}: {v.aval.str_short()}"
+            label = f"const {bind(v)}: {v.aval.jaxpr_text()}"
             producers[id(v)] = self.node(lines, indent, label, "shape=box, style=dashed")
         for v in jaxpr.invars:
-            label = f"in {bind(v)}: {v.aval.str_short()}"
+            label = f"in {bind(v)}: {v.aval.jaxpr_text()}"
             producers[id(v)] = self.node(lines, indent, label, "shape=invhouse, style=filled, fillcolor=lightblue")
         for eqn in jaxpr.eqns:
-            outs = ", ".join(f"{bind(v)}: {v.aval.str_short()}" for v in eqn.outvars)
+            outs = ", ".join(f"{bind(v)}: {v.aval.jaxpr_text()}" for v in eqn.outvars)
             node_id = self.node(lines, indent, _eqn_label(eqn, outs), "shape=box, style=rounded")
             for a in eqn.invars:
                 edge(a, node_id)
@@ -98,7 +98,7 @@ class _Drawing:
                 anchor = self.draw(inner, lines, indent + "  ")
                 lines.append(f"{indent}}}")
                 lines.append(f"{indent}{node_id} -> {anchor} [style=dashed, arrowhead=odot, lhead={cluster}];")
-        out_label = "out: " + ", ".join(a.aval.str_short() for a in jaxpr.outvars)
+        out_label = "out: " + ", ".join(a.aval.jaxpr_text() for a in jaxpr.outvars)
         out_id = self.node(lines, indent, out_label, "shape=house, style=filled, fillcolor=lightyellow")
         for a in jaxpr.outvars:
             edge(a, out_id)

@@ -181,8 +181,8 @@ class Converter:
                 got = o.aval
                 if got.shape != want.shape or got.dtype != want.dtype:
                     raise TypeError(
-                        f"from_jax: {where}: JAX types an output {want.str_short()}, "
-                        f"fcore's abstract evaluation gives {got.str_short()}"
+                        f"from_jax: {where}: JAX types an output {want.jaxpr_text()}, "
+                        f"fcore's abstract evaluation gives {got.jaxpr_text()}"
                     )
                 self.env[id(v)] = o
             info = _source_info(getattr(eqn, "source_info", None))

@@ -69,8 +69,8 @@ def _check_arguments(kind: str, binders: Sequence[Var], values: Sequence[Any]) -
             continue
         if got.shape != want.shape or (got.dtype != want.dtype and not got.weak_type):
             raise JaxprArgumentError(
-                f"eval_jaxpr: {kind} {i} has type {got.strip_weak_type().str_short()} but the jaxpr's "
-                f"{'constvar' if kind == 'constant' else 'input'} {i} is typed {want.strip_weak_type().str_short()}"
+                f"eval_jaxpr: {kind} {i} has type {got.str_short(short_dtypes=True)} but the jaxpr's "
+                f"{'constvar' if kind == 'constant' else 'input'} {i} is typed {want.str_short(short_dtypes=True)}"
             )
 
 

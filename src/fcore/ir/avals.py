@@ -63,9 +63,16 @@ class ShapedArray:
             n *= d
         return n
 
-    def str_short(self) -> str:
-        """``f32[3,4]``, with ``{weak}`` appended for weak types so that text round-trips."""
-        text = f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+    def str_short(self, short_dtypes: bool = False, mesh_axis_types: bool = False) -> str:
+        """JAX's ``str_short``: ``float32[3,4]`` (``f32[3,4]`` with ``short_dtypes``), weak
+        type not shown; fcore's avals carry no mesh, so ``mesh_axis_types`` changes nothing."""
+        name = dtypes.short_name(self.dtype) if short_dtypes else dtypes.dtype_name(self.dtype)
+        return f"{name}[{','.join(map(str, self.shape))}]"
+
+    def jaxpr_text(self) -> str:
+        """The type as jaxpr text writes it: ``f32[3,4]``, with ``{weak}`` appended for weak
+        types so that the text parses back to the same type."""
+        text = self.str_short(short_dtypes=True)
         return text + "{weak}" if self.weak_type else text
 
     def strip_weak_type(self) -> ShapedArray:
@@ -84,11 +91,12 @@ class ShapedArray:
         return attrs.evolve(self, **changes)
 
     def __str__(self) -> str:
-        return self.str_short()
+        """JAX's ``str``: ``float32[3]``, ``~float32[]`` for a weak type."""
+        return ("~" if self.weak_type else "") + self.str_short()
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({dtypes.dtype_name(self.dtype)}[{','.join(map(str, self.shape))}]{weak})"
+        return f"ShapedArray({self.str_short()}{weak})"
 
 
 def typematch(a: ShapedArray, b: ShapedArray) -> bool:

@@ -83,7 +83,7 @@ class JaxprBuilder:
         if isinstance(dtype, ShapedArray):
             aval = dtype
             if aval.shape != ():
-                raise JaxprTypeError(f"literals must be scalars, got aval {aval.str_short()}")
+                raise JaxprTypeError(f"literals must be scalars, got aval {aval.jaxpr_text()}")
         else:
             aval = shaped_array((), dtypes.to_dtype(dtype), weak_type)
         scalar = value.item() if isinstance(value, np.generic) else value
@@ -170,13 +170,13 @@ class JaxprBuilder:
             if arr.shape != v.aval.shape or arr.dtype != v.aval.dtype:
                 raise JaxprTypeError(
                     f"const {k} has shape {arr.shape} and dtype {arr.dtype}, "
-                    f"but its constvar is typed {v.aval.str_short()}"
+                    f"but its constvar is typed {v.aval.jaxpr_text()}"
                 )
         return ClosedJaxpr(jaxpr, values)
 
 
 def _pp_types(atoms: Sequence[Atom]) -> str:
-    return ", ".join(a.aval.str_short() for a in atoms) if atoms else "no inputs"
+    return ", ".join(a.aval.jaxpr_text() for a in atoms) if atoms else "no inputs"
 
 
 def _fits_kind(value: object, dtype: dtypes.DType) -> bool:

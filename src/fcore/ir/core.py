@@ -44,7 +44,7 @@ class Var:
         _set_var_aval(self, aval)
 
     def __repr__(self) -> str:
-        return f"Var({self.aval.str_short()})"
+        return f"Var({self.aval.jaxpr_text()})"
 
     def replace(self, **changes: Any) -> Var:
         return attrs.evolve(self, **changes)
@@ -77,7 +77,7 @@ class Literal:
     @staticmethod
     def of(value: LiteralScalar | np.generic | np.ndarray[Any, Any], aval: ShapedArray) -> Literal:
         if aval.shape != ():
-            raise ValueError(f"literals must be scalars, got aval {aval.str_short()}")
+            raise ValueError(f"literals must be scalars, got aval {aval.jaxpr_text()}")
         arr = np.asarray(value, dtype=aval.dtype)
         return Literal(arr.dtype.type(arr), aval)
 
@@ -96,10 +96,10 @@ class Literal:
         return format_scalar(self.val, self.aval.dtype)
 
     def __repr__(self) -> str:
-        return f"Literal({self.format_value()}:{self.aval.str_short()})"
+        return f"Literal({self.format_value()}:{self.aval.jaxpr_text()})"
 
     def __str__(self) -> str:
-        return f"{self.format_value()}:{self.aval.str_short()}"
+        return f"{self.format_value()}:{self.aval.jaxpr_text()}"
 
     def replace(self, **changes: Any) -> Literal:
         return attrs.evolve(self, **changes)

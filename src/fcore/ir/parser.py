@@ -311,7 +311,7 @@ class _Parser:
             aval = self.aval(index + 1)
             value = self.scalar(index)
             if aval.shape != ():
-                self.fail(index + 1, f"literals must be scalars, got type {aval.str_short()}")
+                self.fail(index + 1, f"literals must be scalars, got type {aval.jaxpr_text()}")
             dt = aval.dtype
             if not _fits_kind(value, dt):
                 self.fail(index, f"literal {key[0]} is not a value of dtype {dtypes.dtype_name(dt)}")

@@ -60,7 +60,7 @@ class _Names:
     def bind(self, v: Var) -> str:
         name = self._fresh()
         self.names[id(v)] = name
-        return f"{name}:{v.aval.str_short()}" if self.print_shapes else name
+        return f"{name}:{v.aval.jaxpr_text()}" if self.print_shapes else name
 
     def use(self, a: Atom) -> str:
         if isinstance(a, Literal):
@@ -126,7 +126,7 @@ def _pp_params(eqn: JaxprEqn, indent: str, names: _Names) -> str:
 
 def _pp_eqn(eqn: JaxprEqn, names: _Names, indent: str, dropped: frozenset[int]) -> str:
     # Results first, then the jaxprs in the params, then the arguments: JAX's naming order.
-    outs = " ".join(f"_:{v.aval.str_short()}" if id(v) in dropped else names.bind(v) for v in eqn.outvars)
+    outs = " ".join(f"_:{v.aval.jaxpr_text()}" if id(v) in dropped else names.bind(v) for v in eqn.outvars)
     rhs = f"{eqn.primitive.name}{_pp_params(eqn, indent, names)}"
     ins = " ".join(names.use(a) for a in eqn.invars)
     if ins:

@@ -89,7 +89,7 @@ def serialize(closed: ClosedJaxpr) -> bytes:
     consts = [np.asarray(c) for c in closed.consts]
     for k, (v, c) in enumerate(zip(closed.jaxpr.constvars, consts)):
         if c.shape != v.aval.shape or c.dtype != v.aval.dtype:
-            raise SerializationError(f"const {k} is {c.dtype}{list(c.shape)} but its constvar is {v.aval.str_short()}")
+            raise SerializationError(f"const {k} is {c.dtype}{list(c.shape)} but its constvar is {v.aval.jaxpr_text()}")
     header: dict[str, Any] = {
         "text": str(closed.jaxpr),
         "consts": [{"dtype": dtypes.dtype_name(c.dtype), "shape": list(c.shape)} for c in consts],

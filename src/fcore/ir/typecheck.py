@@ -29,7 +29,7 @@ class JaxprType:
 
 
 def _pp_avals(avals: Sequence[ShapedArray]) -> str:
-    parts = [a.str_short() for a in avals]
+    parts = [a.jaxpr_text() for a in avals]
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
 
@@ -100,7 +100,7 @@ def _check_consts(closed: ClosedJaxpr) -> None:
         dtype = getattr(c, "dtype", v.aval.dtype)  # Python scalars carry no dtype of their own
         if shape != v.aval.shape or dtype != v.aval.dtype:
             raise JaxprTypeError(
-                f"constant {k} of shape {shape} and dtype {dtype} bound to constvar {v.aval.str_short()}"
+                f"constant {k} of shape {shape} and dtype {dtype} bound to constvar {v.aval.jaxpr_text()}"
             )
 
 
@@ -146,7 +146,7 @@ def _check_eqn(eqn: JaxprEqn, bound: set[int]) -> None:
     for v, expected in zip(eqn.outvars, out_avals):
         if v.aval != expected:
             raise JaxprTypeError(
-                f"{prim.name} produces {expected.str_short()} but the binder is typed {v.aval.str_short()}"
+                f"{prim.name} produces {expected.jaxpr_text()} but the binder is typed {v.aval.jaxpr_text()}"
             )
 
 

@@ -426,7 +426,7 @@ def _check_outputs(eqn: JaxprEqn, outputs: Sequence[Atom], rule: Rule) -> None:
 
 
 def _avals(avals: Iterable[ShapedArray]) -> str:
-    return "(" + ", ".join(a.str_short() for a in avals) + ")"
+    return "(" + ", ".join(a.jaxpr_text() for a in avals) + ")"
 
 
 def _name(rule: Rule) -> str:

@@ -29,7 +29,7 @@ PeResult = tuple[ClosedJaxpr, ClosedJaxpr, list[bool], int]
 
 def pp_avals(avals: Sequence[ShapedArray]) -> str:
     """Types as a Python tuple prints: ``(f32[3],)``."""
-    parts = [a.str_short() for a in avals]
+    parts = [a.jaxpr_text() for a in avals]
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
 
