@@ -123,8 +123,8 @@ OPS: tuple[Op, ...] = (
     Op("where", (BOOL, NUMBERS + BOOL, NUMBERS + BOOL), lambda lib, c, x, y: lib.numpy.where(c, x, y)),
     Op("lax_select", (BOOL, NUMBERS + BOOL, NUMBERS + BOOL), lambda lib, c, x, y: lib.lax.select(c, x, y)),
     # conversions (exact directions only)
-    Op("to_float32", (INTS + BOOL,), lambda lib, x: x.astype(np.float32)),
-    Op("to_int32", (INTS + BOOL,), lambda lib, x: x.astype(np.int32)),
+    Op("to_float32", (INTS + BOOL,), lambda lib, x: lib.numpy.asarray(x).astype(np.float32)),
+    Op("to_int32", (INTS + BOOL,), lambda lib, x: lib.numpy.asarray(x).astype(np.int32)),
     Op("lax_convert_f32", (NUMBERS + BOOL,), lambda lib, x: lib.lax.convert_element_type(x, np.float32)),
 )
 
