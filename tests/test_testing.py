@@ -143,3 +143,25 @@ def test_the_long_run_entry_point_reports_a_summary(capsys: pytest.CaptureFixtur
     assert main(["--programs", "2", "--seed", "3", "--max-steps", "3", "--modes", "eager,jit"]) == 0
     assert "2 programs x 2 modes" in capsys.readouterr().out
     _ = st  # hypothesis strategies are importable alongside
+
+
+def test_the_long_run_survives_a_program_that_kills_the_reference() -> None:
+    """jax 0.10.2 dies with SIGFPE jitting ``lax.div(abs(x - x), x - x)`` on int32 (XLA folds
+    0 / 0 while compiling); jax runs in a child process, which is restarted."""
+    from fcore.testing.run import _Reference
+
+    x = np.array([3, 1, 9], np.int32)
+    deadly = testing.Program((x,), (("subtract", (0, 0)), ("abs", (1,)), ("lax_div", (2, 1))))
+    harmless = testing.Program((x,), (("subtract", (0, 0)),))
+    reference = _Reference(("eager", "jit"))
+    try:
+        reference.submit(deadly)
+        why = reference.result()
+        assert isinstance(why, str) and "died" in why
+        reference.submit(harmless)
+        outcomes = reference.result()
+        assert isinstance(outcomes, list) and [float(v) for v in outcomes] == [0.0, 0.0]
+    finally:
+        reference.close()
+    # fcore gives JAX's integer division by zero (-1 for 0 / 0) in both modes, and survives
+    assert [float(testing.run_mode(fcore, deadly.function(fcore), (x,), m)) for m in ("eager", "jit")] == [-3.0, -3.0]

@@ -133,17 +133,27 @@ def check_against(
     dtypes and shapes, or the same exception type. ``f`` must be scalar-valued for ``grad``.
     Raises ``AssertionError`` naming the mode."""
     for mode in modes:
-        ours, theirs = _outcome(fcore, f, args, mode), _outcome(reference, reference_f, args, mode)
-        if isinstance(ours, BaseException) or isinstance(theirs, BaseException):
-            if type(ours).__name__ != type(theirs).__name__ and not (
-                isinstance(ours, BaseException) and isinstance(theirs, BaseException)
-            ):
-                raise AssertionError(f"{mode}: fcore gave {ours!r}, the reference {theirs!r}")
-            continue
-        assert_same(mode, ours, theirs, rtol, atol, input_dtypes(args))
+        compare_outcomes(mode, outcome(fcore, f, args, mode), outcome(reference, reference_f, args, mode),
+                         rtol, atol, input_dtypes(args))
 
 
-def _outcome(lib: Any, f: Callable[..., Any], args: Sequence[Any], mode: str) -> Any:
+def compare_outcomes(
+    mode: str, ours: Any, theirs: Any, rtol: float = 1e-5, atol: float = 1e-5, inputs: Sequence[np.dtype[Any]] = ()
+) -> None:
+    """Two ``outcome`` s of one mode agree: both raised (an error type only one side raised is
+    a disagreement), or ``assert_same``."""
+    if isinstance(ours, BaseException) or isinstance(theirs, BaseException):
+        if type(ours).__name__ != type(theirs).__name__ and not (
+            isinstance(ours, BaseException) and isinstance(theirs, BaseException)
+        ):
+            raise AssertionError(f"{mode}: fcore gave {ours!r}, the reference {theirs!r}")
+        return
+    assert_same(mode, ours, theirs, rtol, atol, inputs)
+
+
+def outcome(lib: Any, f: Callable[..., Any], args: Sequence[Any], mode: str) -> Any:
+    """``run_mode``'s result, or the error a user could meet there (``TypeError``,
+    ``ValueError``, ...) as a value; other exceptions propagate."""
     try:
         return run_mode(lib, f, args, mode)
     except (TypeError, ValueError, IndexError, ZeroDivisionError, OverflowError) as e:
