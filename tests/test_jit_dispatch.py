@@ -92,6 +92,37 @@ def test_x64_mode_is_part_of_the_key() -> None:
     assert traces[0] == 2
 
 
+def test_a_process_wide_update_inside_a_with_block_reaches_the_cached_call() -> None:
+    """The cached path reads one context-local snapshot of the settings; a ``config.update``
+    made inside an ``enable_x64``/``debug_nans`` block must still change what it sees."""
+    fun, traces = _counting(lambda x: x * 2.0)
+    f = fcore.jit(fun)
+    a = fcore.device_put(np.arange(3, dtype=np.float32))
+    with fcore.enable_x64(False), fcore.debug_nans(False):
+        f(a), f(a)
+        assert traces[0] == 1
+        fcore.config.update("jax_default_matmul_precision", "highest")
+        try:
+            f(a), f(a)
+            assert traces[0] == 2  # traced again under the new precision, once
+        finally:
+            fcore.config.update("jax_default_matmul_precision", None)
+        fcore.config.update("jax_disable_jit", True)
+        try:
+            f(a), f(a)
+            assert traces[0] == 4  # op by op: the function runs each time
+        finally:
+            fcore.config.update("jax_disable_jit", False)
+        f(a)
+        assert traces[0] == 4
+    with fcore.default_matmul_precision("highest"):
+        f(a)
+        assert traces[0] == 4  # the specialization traced under "highest" above
+    with fcore.disable_jit():
+        f(a)
+    assert traces[0] == 5
+
+
 def test_output_trees() -> None:
     a = fcore.device_put(X)
     single_tuple = fcore.jit(lambda x: (x + 1,))

@@ -50,94 +50,6 @@ def bool_env(name: str, default: bool) -> bool:
     raise ValueError(f"invalid truth value {val!r} for environment {name!r}")
 
 
-#: The eager checks, in the order ``_Checks`` lists them.
-CHECK_NAMES = ("verify", "nans", "infs")
-#: Their process-wide values: verify-each from ``FCORE_VERIFY``, the others from JAX's variables.
-_global_checks: dict[str, bool] = {
-    "verify": _env_flag("FCORE_VERIFY") or bool_env("JAX_ENABLE_CHECKS", False),
-    "nans": bool_env("JAX_DEBUG_NANS", False),
-    "infs": bool_env("JAX_DEBUG_INFS", False),
-}
-
-
-class _Checks(list[str]):
-    """The eager checks on in one context: truthy when any is (the hot path's one test).
-
-    ``overrides`` are the context's own settings (``with debug_nans(...)``, ``verify_each``);
-    the other checks follow ``_global_checks``, so a ``config.update`` refreshes every live
-    ``_Checks`` in place (``_live``) and reaches threads and contexts already running.
-    ``floats`` says whether the NaN or Inf check is on (what a jitted call tests).
-    """
-
-    def __init__(self, overrides: dict[str, bool]) -> None:
-        super().__init__()
-        self.overrides = overrides
-        self.floats = False
-        with _live_lock:
-            self.refresh()
-            _live[id(self)] = self
-
-    def refresh(self) -> None:
-        on = [n for n in CHECK_NAMES if self.overrides.get(n, _global_checks[n])]
-        self[:] = on
-        self.floats = "nans" in on or "infs" in on
-
-
-_live: weakref.WeakValueDictionary[int, _Checks] = weakref.WeakValueDictionary()
-_live_lock = threading.Lock()
-_checks: ContextVar[_Checks] = ContextVar("fcore_eager_checks", default=_Checks({}))
-
-#: The eager checks on here: an empty list (falsy) when none is. Read on every eager
-#: primitive application; a bare ``ContextVar.get``.
-eager_checks = _checks.get
-
-
-def float_checks_enabled() -> bool:
-    """Whether ``jax_debug_nans`` or ``jax_debug_infs`` is on here."""
-    return _checks.get().floats
-
-
-def check_enabled(name: str) -> bool:
-    """Whether the eager check ``name`` (``"verify"``, ``"nans"``, ``"infs"``) is on here."""
-    return name in _checks.get()
-
-
-def _set_global_check(name: str, value: bool) -> None:
-    with _live_lock:
-        _global_checks[name] = value
-        for checks in list(_live.values()):
-            checks.refresh()
-
-
-def _override_checks(name: str, value: bool) -> _Checks:
-    return _Checks({**_checks.get().overrides, name: value})
-
-
-@contextlib.contextmanager
-def _checks_override(name: str, value: bool) -> Iterator[None]:
-    token = _checks.set(_override_checks(name, value))
-    try:
-        yield
-    finally:
-        _checks.reset(token)
-
-
-@contextlib.contextmanager
-def debug_nans(new_val: bool = True) -> Iterator[None]:
-    """Inside the block, every eager primitive checks its floating outputs for NaNs and a jitted
-    call checks its outputs (re-running the function op by op to name the primitive that made
-    the NaN), raising ``FloatingPointError``: ``jax.debug_nans``, context-local."""
-    with _checks_override("nans", bool(new_val)):
-        yield
-
-
-@contextlib.contextmanager
-def debug_infs(new_val: bool = True) -> Iterator[None]:
-    """As ``debug_nans``, for infinities: ``jax.debug_infs``."""
-    with _checks_override("infs", bool(new_val)):
-        yield
-
-
 def _promotion_mode(value: object) -> PromotionMode:
     if value == "standard" or value == "strict":
         return value
@@ -162,6 +74,114 @@ class _Globals:
 
 
 _globals = _Globals()
+
+
+#: The eager checks, in the order ``_Checks`` lists them.
+CHECK_NAMES = ("verify", "nans", "infs")
+#: Their process-wide values: verify-each from ``FCORE_VERIFY``, the others from JAX's variables.
+_global_checks: dict[str, bool] = {
+    "verify": _env_flag("FCORE_VERIFY") or bool_env("JAX_ENABLE_CHECKS", False),
+    "nans": bool_env("JAX_DEBUG_NANS", False),
+    "infs": bool_env("JAX_DEBUG_INFS", False),
+}
+
+
+class _Checks(list[str]):
+    """The eager checks on in one context: truthy when any is (the hot path's one test).
+
+    ``overrides`` are the context's own settings (``with debug_nans(...)``, ``verify_each``,
+    and the ``enable_x64``/``disable_jit``/``default_matmul_precision`` blocks); the rest follow
+    the process-wide values, so a ``config.update`` refreshes every live ``_Checks`` in place
+    (``_live``) and reaches threads and contexts already running.
+    ``floats`` says whether the NaN or Inf check is on (what a jitted call tests); ``jit_key``
+    is everything a cached jit call depends on besides the trace: (``floats``, disable_jit,
+    x64, matmul precision), read by jit's fast path with one ``ContextVar.get`` (each read of
+    an unset ``ContextVar`` costs a method call and a lookup: ~250 instructions).
+    """
+
+    def __init__(self, overrides: dict[str, object]) -> None:
+        super().__init__()
+        self.overrides = overrides
+        self.floats = False
+        self.jit_key: tuple[bool, bool, bool, str | None] = (False, False, False, None)
+        with _live_lock:
+            self.refresh()
+            _live[id(self)] = self
+
+    def refresh(self) -> None:
+        overrides = self.overrides
+        on = [n for n in CHECK_NAMES if overrides.get(n, _global_checks[n])]
+        self[:] = on
+        self.floats = "nans" in on or "infs" in on
+        precision = overrides.get("matmul_precision", _globals.matmul_precision)
+        assert precision is None or isinstance(precision, str)
+        self.jit_key = (
+            self.floats, bool(overrides.get("disable_jit", _globals.disable_jit)),
+            bool(overrides.get("x64", _globals.x64)), precision,
+        )
+
+
+_live: weakref.WeakValueDictionary[int, _Checks] = weakref.WeakValueDictionary()
+_live_lock = threading.Lock()
+_checks: ContextVar[_Checks] = ContextVar("fcore_eager_checks", default=_Checks({}))
+
+#: The eager checks on here: an empty list (falsy) when none is. Read on every eager
+#: primitive application; a bare ``ContextVar.get``.
+eager_checks = _checks.get
+
+
+def float_checks_enabled() -> bool:
+    """Whether ``jax_debug_nans`` or ``jax_debug_infs`` is on here."""
+    return _checks.get().floats
+
+
+def check_enabled(name: str) -> bool:
+    """Whether the eager check ``name`` (``"verify"``, ``"nans"``, ``"infs"``) is on here."""
+    return name in _checks.get()
+
+
+def _set_global_check(name: str, value: bool) -> None:
+    with _live_lock:
+        _global_checks[name] = value
+    _refresh_live()
+
+
+def _refresh_live() -> None:
+    """After a process-wide change: every context's ``_Checks`` follows it."""
+    with _live_lock:
+        for checks in list(_live.values()):
+            checks.refresh()
+
+
+def _override_checks(name: str, value: object) -> _Checks:
+    return _Checks({**_checks.get().overrides, name: value})
+
+
+@contextlib.contextmanager
+def _checks_override(name: str, value: object) -> Iterator[None]:
+    token = _checks.set(_override_checks(name, value))
+    try:
+        yield
+    finally:
+        _checks.reset(token)
+
+
+@contextlib.contextmanager
+def debug_nans(new_val: bool = True) -> Iterator[None]:
+    """Inside the block, every eager primitive checks its floating outputs for NaNs and a jitted
+    call checks its outputs (re-running the function op by op to name the primitive that made
+    the NaN), raising ``FloatingPointError``: ``jax.debug_nans``, context-local."""
+    with _checks_override("nans", bool(new_val)):
+        yield
+
+
+@contextlib.contextmanager
+def debug_infs(new_val: bool = True) -> Iterator[None]:
+    """As ``debug_nans``, for infinities: ``jax.debug_infs``."""
+    with _checks_override("infs", bool(new_val)):
+        yield
+
+
 # Context-local overrides; no default, so ``get(global value)`` falls back to the global.
 _x64: ContextVar[bool] = ContextVar("fcore_enable_x64")
 _promotion: ContextVar[PromotionMode] = ContextVar("fcore_numpy_dtype_promotion")
@@ -281,10 +301,12 @@ class Config:
         key = _ALIASES.get(name, name)
         if key == "enable_x64":
             _globals.x64 = bool(value)
+            _refresh_live()
         elif key == "numpy_dtype_promotion":
             _globals.promotion = _promotion_mode(value)
         elif key == "disable_jit":
             _globals.disable_jit = bool(value)
+            _refresh_live()
         elif key == "verify":
             _checks.set(_override_checks("verify", bool(value)))  # context-local: see the module docstring
         elif key == "enable_checks":
@@ -306,6 +328,7 @@ class Config:
             _globals.cache_min_secs = float(value)  # type: ignore[arg-type]  # any float-like value
         elif key == "default_matmul_precision":
             _globals.matmul_precision = _matmul_precision_value(value)
+            _refresh_live()
         elif name in OPTIONS:
             OPTIONS[name].update(value)
         else:
@@ -380,7 +403,8 @@ def enable_x64(new_val: bool = True) -> Iterator[None]:
     """Turn 64-bit mode on (or off) inside a ``with`` block, context-locally."""
     token = _x64.set(bool(new_val))
     try:
-        yield
+        with _checks_override("x64", bool(new_val)):
+            yield
     finally:
         _x64.reset(token)
 
@@ -401,7 +425,8 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
     ``print`` and breakpoints), as ``jax.disable_jit``; context-local."""
     token = _jit_disabled.set(bool(disable))
     try:
-        yield
+        with _checks_override("disable_jit", bool(disable)):
+            yield
     finally:
         _jit_disabled.reset(token)
 
@@ -411,9 +436,11 @@ def default_matmul_precision(precision: str | None) -> Iterator[None]:
     """Inside the block, dots and convolutions with ``precision=None`` use ``precision``
     (``"default"``/``"bfloat16"``, ``"high"``/``"tensorfloat32"``, ``"highest"``/``"float32"``),
     context-locally, as ``jax.default_matmul_precision``."""
-    token = _matmul_precision.set(_matmul_precision_value(precision))
+    value = _matmul_precision_value(precision)
+    token = _matmul_precision.set(value)
     try:
-        yield
+        with _checks_override("matmul_precision", value):
+            yield
     finally:
         _matmul_precision.reset(token)
 

@@ -30,8 +30,6 @@ from fcore.api.staging import ShapeDtypeStruct, abstractify, fun_name
 from fcore.api.stages import Lowered, Specialization, Traced
 from fcore.backend import runtime
 from fcore.config import eager_checks, jit_disabled, trace_context
-from fcore.config import _globals as _config_globals  # the fast path reads the settings directly
-from fcore.config import _jit_disabled, _matmul_precision, _x64
 from fcore.config_options import compile_log_level
 from fcore.api.transfer_guard import check_host_to_device, host_to_device_guard
 from fcore.interpreters.array import Array, ArrayImpl
@@ -54,13 +52,9 @@ DeviceBuffer = runtime.DeviceBuffer
 #: ``object.__new__``, typed, looked up once (on a class each lookup makes a method object).
 _new_buffer = DeviceBuffer.__new__
 _new_array = ArrayImpl.__new__
-#: The ``ContextVar``s' ``get``, bound once: the cached call reads them directly (what
-#: ``current_trace()``, ``jit_disabled()`` and ``trace_context()`` return), and a method looked
-#: up on a ``ContextVar`` makes a method object per call (1.2k instructions a call, five reads).
+#: ``current_trace``, bound once: a method looked up on a ``ContextVar`` makes a method object
+#: per call.
 _trace_now = CURRENT_TRACE.get
-_jit_disabled_now = _jit_disabled.get
-_x64_now = _x64.get
-_precision_now = _matmul_precision.get
 
 #: What a traced function may return as a leaf (anything else is a ``TypeError``).
 _OUTPUT_TYPES = (Array, np.ndarray, np.generic, bool, int, float, complex)
@@ -102,9 +96,10 @@ _FastEntry = tuple[
 ]
 
 
-#: What a cached call compares in one tuple comparison: the current trace (the eager one),
-#: whether jit is disabled (no), and the settings traced under (``trace_context()``).
-_DispatchState = tuple[object, bool, bool, "str | None"]
+#: What a cached call compares in one tuple comparison: the current trace (the eager one), and
+#: the context's settings (``eager_checks().jit_key``: no NaN/Inf check, jit enabled, and the
+#: settings traced under).
+_DispatchState = tuple[object, tuple[bool, bool, bool, "str | None"]]
 
 
 #: Fast-path candidates kept per argument tree (most recent first), and trees per function.
@@ -273,8 +268,9 @@ class Jitted(Generic[P, R]):
         # Fast path, the common cached call: fcore arrays that already live on one device,
         # outside any transformation, with jit enabled and no NaN/Inf check on (``_call`` does
         # those). The candidates for the call's argument tree are compared by the leaves' avals
-        # in one list comparison, and by the dispatch state (trace, disable_jit, the settings
-        # traced under) in one tuple comparison. A leaf that is not an fcore array has no
+        # in one list comparison, and by the dispatch state (the trace, and the context's
+        # settings snapshot: checks, disable_jit, the settings traced under) in one tuple
+        # comparison. A leaf that is not an fcore array has no
         # ``_aval``, one without its one-device copy (host only, sharded, deleted) no
         # ``_device._array`` (its jaxlib array): the slow path, which also skips the unused
         # ones. ``_aval`` is None until an array's aval is first asked for, and such a list
@@ -299,11 +295,8 @@ class Jitted(Generic[P, R]):
             if jit_disabled():
                 return self.fun(*args, **kwargs)  # ``disable_jit``: op by op, as plain Python
             candidates, avals, raw = self._tree_candidates(args, kwargs)
-        if candidates is not None and not eager_checks().floats:
-            state = (
-                _trace_now(), _jit_disabled_now(_config_globals.disable_jit), _x64_now(_config_globals.x64),
-                _precision_now(_config_globals.matmul_precision),
-            )
+        if candidates is not None:
+            state = (_trace_now(), eager_checks().jit_key)  # a check on matches no candidate
             for c_avals, c_state, run, handlers, single, finish in candidates:
                 if c_avals == avals and c_state == state:
                     try:
@@ -413,7 +406,7 @@ class Jitted(Generic[P, R]):
                     fast.clear()
                 found = fast[entry.in_tree] = []
             candidates = found
-        state: _DispatchState = (EVAL_TRACE, False, *trace_context())
+        state: _DispatchState = (EVAL_TRACE, eager_checks().jit_key)
         candidates[:] = [c for c in candidates if not (c[1] == state and c[0] == avals)]  # a stale one
         one = entry.leaf_out and entry.out_tree.num_leaves == 1  # (``None`` is a leaf tree of no leaves)
         candidates.insert(0, (avals, state, *launch.fast_parts(None if one else entry.out_tree.unflatten)))

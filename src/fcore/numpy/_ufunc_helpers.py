@@ -125,6 +125,8 @@ def _unary_inexact_eager(fn: UnaryLax, name: str, path: UnaryEagerPath) -> Unary
                 ruled: ArrayImpl | None = rule(x)
                 if ruled is not None:
                     return ruled
+            # ``_unary_inexact``'s general wrapper, repeated rather than called: a call would add
+            # a Python frame to every traced application (jit, grad, vmap of ``jnp.sin``).
             host = x._np
             if (host.dtype if host is not None else x.aval.dtype) in INEXACT_DTYPES:
                 return fn(x)
