@@ -304,4 +304,5 @@ class Tracer(Array):
         return np.asarray(self._concrete("numpy conversion (np.asarray)"), dtype=dtype)
 
     def __repr__(self) -> str:
-        return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
+        """JAX's short form, ``Name<float32[3]>``; each kind of tracer prints as JAX's does."""
+        return f"{type(self).__name__}<{self.aval}>"
