@@ -1,0 +1,1 @@
+"""Automatic checks and higher-order rules (filled in below)."""
