@@ -25,7 +25,7 @@ from fcore.experimental.checkify._primitive import (
     debug_check as debug_check,
 )
 from fcore.experimental.checkify._transform import checkify as checkify
-import fcore.experimental.checkify._rules as _rules  # noqa: F401  (registers the checkify rules)
+import fcore.experimental.checkify._automatic as _automatic  # noqa: F401  (registers the automatic checks)
 
 __all__ = [
     "DivisionByZeroError", "Error", "ErrorCategory", "FailedCheckError", "JaxException", "JaxRuntimeError",

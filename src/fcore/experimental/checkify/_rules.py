@@ -1,1 +1,0 @@
-"""Automatic checks and higher-order rules (filled in below)."""
