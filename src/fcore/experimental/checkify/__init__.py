@@ -26,6 +26,7 @@ from fcore.experimental.checkify._primitive import (
 )
 from fcore.experimental.checkify._transform import checkify as checkify
 import fcore.experimental.checkify._automatic as _automatic  # noqa: F401  (registers the automatic checks)
+import fcore.experimental.checkify._control_flow as _control_flow  # noqa: F401  (and the higher-order rules)
 
 __all__ = [
     "DivisionByZeroError", "Error", "ErrorCategory", "FailedCheckError", "JaxException", "JaxRuntimeError",

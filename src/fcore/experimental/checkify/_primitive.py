@@ -56,10 +56,10 @@ def update_error(
         before = error._pred[effect]
         preds[effect] = lax.bitwise_or(before, pred)
         codes[effect] = lax.select(before, error._code[effect], code)
-        payloads[effect] = [lax.select(fnp.broadcast_to(before, fnp.shape(p)), old, p)
+        payloads[effect] = [lax.select(fnp.broadcast_to(before, fnp.shape(p)), old, _strong(p))
                             for old, p in zip(error._payload[effect], payload)]
     else:
-        preds[effect], codes[effect], payloads[effect] = pred, code, list(payload)
+        preds[effect], codes[effect], payloads[effect] = pred, code, [_strong(p) for p in payload]
     return Error(preds, codes, {**error._metadata, **metadata}, payloads)
 
 
@@ -81,6 +81,13 @@ def merge_error(error: Error, new: Error) -> Error:
             error, new._pred[effect], _shift(new._code[effect], offset), {}, new._payload[effect], effect
         )
     return error.with_metadata({**error._metadata, **{c + offset: t for c, t in new._metadata.items()}})
+
+
+def _strong(x: Value) -> Value:
+    """``x`` without a weak type: an error's leaves keep one type through branches and loops."""
+    if isinstance(x, Array) and x.weak_type:
+        return lax.convert_element_type(x, x.dtype, weak_type=False)
+    return x
 
 
 def _shift(code: Value, offset: int) -> Value:

@@ -96,20 +96,26 @@ def _holds_check(p: ParamValue) -> bool:
 ErrorFun = Callable[[Error, list[Any]], tuple[Error, list[Any]]]
 
 
-def checkify_fun(fun: ErrorFun, error: Error, in_avals: Sequence[ShapedArray]) -> tuple[ClosedJaxpr, Error]:
+def checkify_fun(
+    fun: ErrorFun, error: Error, in_avals: Sequence[ShapedArray], n_before: int = 0, keep_error: bool = True
+) -> tuple[ClosedJaxpr, Error]:
     """Stage ``fun`` (error and values in, error and values out) as a jaxpr over the error's
-    leaves and the values: ``(*error leaves, *values) -> (*error leaves, *values)``. Returns it
+    leaves and the values: ``(*values[:n_before], *error leaves, *values[n_before:]) ->
+    (*error leaves, *values)`` (without the error leaves when not ``keep_error``). Returns it
     and the output error (its leaves abstract: only its effects and metadata are meant)."""
     leaves, tree = tree_util.tree_flatten(error)
+    n = len(leaves)
     out_errors: list[Error] = []
 
     def flat(*vals: Any) -> list[Any]:
-        err, outs = fun(tree_util.tree_unflatten(tree, vals[: len(leaves)]), list(vals[len(leaves) :]))
-        out_leaves, _ = tree_util.tree_flatten(err)
+        err_leaves = vals[n_before : n_before + n]
+        values = [*vals[:n_before], *vals[n_before + n :]]
+        err, outs = fun(tree_util.tree_unflatten(tree, err_leaves), values)
         out_errors.append(err)
-        return [*out_leaves, *outs]
+        return [*tree_util.tree_flatten(err)[0], *outs] if keep_error else outs
 
-    closed = trace_to_jaxpr(flat, [*(abstractify(x) for x in leaves), *in_avals], "checkify")
+    avals = [*in_avals[:n_before], *(abstractify(x) for x in leaves), *in_avals[n_before:]]
+    closed = trace_to_jaxpr(flat, avals, "checkify")
     return closed, out_errors[0]
 
 
