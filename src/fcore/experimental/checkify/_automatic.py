@@ -17,6 +17,7 @@ from fcore.experimental.checkify._transform import Enabled, checkify_rules
 from fcore.ir import dtypes
 from fcore.ir.core import JaxprEqn
 from fcore.ir.primitive import lookup_primitive
+from fcore.lax.elementwise import div_p
 from fcore.lax.gather_scatter import (
     GatherDimensionNumbers,
     ScatterDimensionNumbers,
@@ -68,7 +69,7 @@ for _name in NAN_PRIMITIVES:
     checkify_rules.register(_prim)(_nan_rule)
 
 
-@checkify_rules.register(lookup_primitive("div"))  # type: ignore[arg-type]
+@checkify_rules.register(div_p)
 def _div_rule(error: Error, enabled: Enabled, eqn: JaxprEqn, args: list[Any]) -> tuple[Error, list[Any]]:
     if DivisionByZeroError in enabled:
         error = assert_func(error, fnp.any(fnp.equal(args[1], 0)), DivisionByZeroError(None))
@@ -99,7 +100,7 @@ def _dynamic_slice_rule(error: Error, enabled: Enabled, eqn: JaxprEqn, args: lis
     operand, *starts = args
     shape = tuple(fnp.shape(operand))
     start = fnp.array(starts)
-    sizes = np.array(eqn.params["slice_sizes"], dtype=start.dtype)  # type: ignore[arg-type]
+    sizes = np.array(eqn.params["slice_sizes"], dtype=start.dtype)
     mask = (start < 0) | (start + sizes > np.array(shape, dtype=start.dtype))
     return _oob(error, "dynamic_slice", shape, mask, start, range(len(shape))), outs
 
@@ -126,7 +127,7 @@ def _gather_rule(error: Error, enabled: Enabled, eqn: JaxprEqn, args: list[Any])
     assert isinstance(dnums, GatherDimensionNumbers)
     shape = tuple(fnp.shape(operand))
     index_map = np.array(dnums.start_index_map, dtype=np.int64)
-    upper = np.array(shape, dtype=np.int64)[index_map] - np.array(eqn.params["slice_sizes"], dtype=np.int64)[index_map]  # type: ignore[arg-type]
+    upper = np.array(shape, dtype=np.int64)[index_map] - np.array(eqn.params["slice_sizes"], dtype=np.int64)[index_map]
     upper = upper.reshape((1,) * (fnp.ndim(indices) - 1) + upper.shape)
     mask = (indices < 0) | (indices > upper.astype(fnp.result_type(indices)))
     return _oob(error, "gather", shape, mask, indices, dnums.start_index_map), outs

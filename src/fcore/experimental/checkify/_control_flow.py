@@ -29,16 +29,17 @@ from fcore.experimental.checkify._transform import (
     jaxpr_fun,
     split_error,
 )
+from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr, JaxprEqn
-from fcore.lax.call import bind_jit, hoist_consts, jit_p
+from fcore.ir.params import ParamValue
+from fcore.lax.call import bind_jit, eval_closed, hoist_consts, jit_p
 from fcore.lax.control_flow.common import join_consts
 from fcore.lax.control_flow.conditionals import cond_p
 from fcore.lax.control_flow.loops import scan_p, while_p
-from fcore.lax.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
+from fcore.lax.custom_derivatives import CustomBwd, custom_jvp_call_p, custom_vjp_call_p
 from fcore.lax.remat import remat_p
 from fcore.lax.traced_rules import LazyJaxpr
-from fcore.interpreters.staging import trace_to_jaxpr
 
 
 def _leaves(error: Error) -> list[Any]:
@@ -171,8 +172,10 @@ def _custom_call_rule(error: Error, enabled: Enabled, eqn: JaxprEqn, args: list[
     if not out_error.effects() or out_error._metadata == error._metadata:
         outs = eqn.primitive.bind(*args, **eqn.params)
         return error, list(outs)
+    merged = add_placeholder_effects(error, out_error.effects())  # the rule's error: in and out alike
+    closed, out_error = checkify_fun(jaxpr_fun(call, enabled), merged, _avals(args))
     hoisted, consts = hoist_consts(closed)
-    leaves = _leaves(error)
+    leaves = _leaves(merged)
     n_lead = len(consts) + len(leaves)
     n_out = len(call.out_avals)
     rule_name = "jvp" if eqn.primitive is custom_jvp_call_p else "fwd"
@@ -186,22 +189,32 @@ def _custom_call_rule(error: Error, enabled: Enabled, eqn: JaxprEqn, args: list[
         def fun(*vals: Any) -> list[Any]:
             lead, rest = vals[:n_lead], vals[n_lead:]
             err = list(lead[len(consts) :])
-            outs = checkify_eval(old, rest)
+            outs = eval_closed(old, list(rest))
             if eqn.primitive is custom_jvp_call_p:
                 return [*err, *outs[:n_out], *(fnp.zeros_like(e) for e in err), *outs[n_out:]]
             return [*err, *outs]
 
         return trace_to_jaxpr(fun, [*lead_avals, *old.in_avals], "checkify rule")
 
-    params = eqn.params.replace(call_jaxpr=hoisted, num_consts=nconsts + n_lead, **{rule_name: rule.derive(forward_error)})
+    replaced: dict[str, ParamValue] = {rule_name: rule.derive(forward_error)}
+    if eqn.primitive is custom_vjp_call_p:
+        bwd = eqn.params["bwd"]
+        assert isinstance(bwd, CustomBwd)
+        replaced["bwd"] = _bwd_ignoring_error(bwd, n_lead, _avals(leaves))
+    params = eqn.params.replace(call_jaxpr=hoisted, num_consts=nconsts + n_lead, **replaced)
     outs = eqn.primitive.bind(*consts, *leaves, *args, **params)
     return split_error(out_error, outs)
 
 
-def checkify_eval(closed: ClosedJaxpr, args: Sequence[Any]) -> list[Any]:
-    from fcore.lax.call import eval_closed
+def _bwd_ignoring_error(bwd: CustomBwd, n_lead: int, error_avals: Sequence[ShapedArray]) -> CustomBwd:
+    """``bwd`` of the checkified call: the leading residuals (the hoisted constants and the
+    error leaves) and the error's cotangents are not the user's."""
+    n_err = len(error_avals)
 
-    return list(eval_closed(closed, list(args)))
+    def fun(res: Sequence[Any], cts: Sequence[Any]) -> Any:
+        return bwd.fun(list(res[n_lead:]), list(cts[n_err:]))
+
+    return CustomBwd(bwd.name, fun, [*error_avals, *bwd.out_avals])
 
 
 checkify_rules.register(custom_jvp_call_p)(_custom_call_rule)

@@ -86,7 +86,8 @@ class OOBError(JaxException):
 
     @classmethod
     def tree_unflatten(cls, metadata: Any, payload: Sequence[Any]) -> OOBError:
-        return cls(*metadata, payload=payload[0])
+        traceback_info, prim, operand_shape = metadata
+        return cls(traceback_info, prim, operand_shape, payload[0])
 
     def __str__(self) -> str:
         p = self._payload
@@ -193,7 +194,8 @@ class Error:
                 min_code, effect = int(code), eff
         if effect is None or min_code is None:
             return None
-        return tree_util.tree_unflatten(self._metadata[min_code], self._payload[effect])  # type: ignore[no-any-return]
+        exc: JaxException = tree_util.tree_unflatten(self._metadata[min_code], self._payload[effect])
+        return exc
 
     def _batched_exception(self) -> BatchedError | None:
         shape = np.shape(next(iter(self._pred.values())))

@@ -19,7 +19,7 @@ import numpy as np
 from fcore import tree_util
 from fcore.api.staging import abstractify
 from fcore.experimental.checkify._errors import Error, ErrorCategory, ErrorEffect, init_error, user_checks
-from fcore.experimental.checkify._primitive import check_p, merge_error
+from fcore.experimental.checkify._primitive import ErrorTree, check_p, merge_error
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.interpreters.trace import add_source_note, equation_source
@@ -172,5 +172,6 @@ def checkify(f: Callable[..., Out], errors: frozenset[ErrorCategory] = user_chec
 @checkify_rules.register(check_p)
 def _check_rule(error: Error, enabled: Enabled, eqn: JaxprEqn, args: list[Any]) -> tuple[Error, list[Any]]:
     tree = eqn.params["err_tree"]
-    new = tree_util.tree_unflatten(tree.treedef, args)  # type: ignore[union-attr]
+    assert isinstance(tree, ErrorTree)
+    new: Error = tree_util.tree_unflatten(tree.treedef, args)
     return merge_error(error, new), []
