@@ -10,7 +10,7 @@ reduced to one (the last failing index, as JAX's ``argsort`` picks it) and check
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -21,6 +21,7 @@ from fcore import lax, tree_util
 from fcore.backend.lowering import LoweringError, LoweringRuleContext, lowering_rules
 from fcore.experimental.checkify._errors import (
     Error,
+    ErrorCategory,
     ErrorEffect,
     FailedCheckError,
     JaxException,
@@ -72,11 +73,13 @@ def assert_func(error: Error, pred: Value, new_error: JaxException) -> Error:
     return update_error(error, pred, np.int32(code), {code: treedef}, payload, effect)
 
 
-def merge_error(error: Error, new: Error) -> Error:
-    """``error`` followed by the checks of ``new`` (whose codes are renumbered after
-    ``error``'s, so that the two never collide)."""
+def merge_error(error: Error, new: Error, enabled: Collection[ErrorCategory]) -> Error:
+    """``error`` followed by the checks of ``new`` whose category is ``enabled`` (their codes
+    renumbered after ``error``'s, so that the two never collide)."""
     offset = next_code(error) - min(new._metadata, default=0)
     for effect in new.effects():
+        if effect.error_type not in enabled:
+            continue
         error = update_error(
             error, new._pred[effect], _shift(new._code[effect], offset), {}, new._payload[effect], effect
         )

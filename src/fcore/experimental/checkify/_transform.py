@@ -174,4 +174,5 @@ def _check_rule(error: Error, enabled: Enabled, eqn: JaxprEqn, args: list[Any]) 
     tree = eqn.params["err_tree"]
     assert isinstance(tree, ErrorTree)
     new: Error = tree_util.tree_unflatten(tree.treedef, args)
-    return merge_error(error, new), []
+    # As in JAX, only the enabled categories are functionalized; the others are dropped.
+    return merge_error(error, new, enabled), []
