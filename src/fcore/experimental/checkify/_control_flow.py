@@ -111,9 +111,6 @@ def _cond_rule(error: Error, enabled: Enabled, eqn: JaxprEqn, args: list[Any]) -
 def _while_rule(error: Error, enabled: Enabled, eqn: JaxprEqn, args: list[Any]) -> tuple[Error, list[Any]]:
     cond_j, body_j = _closed(eqn, "cond_jaxpr"), _closed(eqn, "body_jaxpr")
     cn, bn = _int(eqn, "cond_nconsts"), _int(eqn, "body_nconsts")
-    if cond_j.out_avals[0].shape:
-        raise NotImplementedError("checkify of a batched while_loop (a vmap inside checkify of a while_loop whose "
-                                  "predicate is batched) is not supported; move the vmap outside of checkify")
     c_consts, b_consts, carry = args[:cn], args[cn : cn + bn], args[cn + bn :]
     # The first evaluation of the predicate, then each body followed by the next predicate.
     error, _ = checkify_jaxpr(cond_j.jaxpr, cond_j.consts, enabled, error, [*c_consts, *carry])

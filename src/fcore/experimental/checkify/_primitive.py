@@ -11,7 +11,7 @@ reduced to one (the last failing index, as JAX's ``argsort`` picks it) and check
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -125,7 +125,13 @@ class ErrorTree(ParamStruct):
 
 @attrs.frozen(slots=True, repr=False)
 class CheckEffect(Effect):
-    """A ``check`` that raises when it fails (JAX's ``ErrorEffect``)."""
+    """A ``check`` that raises when it fails (JAX's ``ErrorEffect``). A batched ``while``
+    runs its body on the elements that are done too, where a check would fail spuriously."""
+
+    batched_while_error: ClassVar[str | None] = (
+        "Checkify does not support batched while-loops (checkify-of-vmap-of-while). \nHint: if possible, move "
+        "the vmap to the outer level to get vmap-of-checkify-of-while."
+    )
 
 
 check_effect = CheckEffect()
