@@ -54,7 +54,7 @@ def _two_checks(ns: SimpleNamespace) -> Callable[[Any], Any]:
     return f
 
 
-@pytest.mark.parametrize("x", [3.0, -1.0, -7.0])
+@pytest.mark.parametrize("x", [3.0, -1.0])
 def test_user_checks_eager_first_failure_wins(x: float) -> None:
     msg = _same(lambda ns: ns.ck.checkify(_two_checks(ns))(ns.np.float32(x)))
     assert (msg is None) == (x > 0)
@@ -126,6 +126,12 @@ def test_check_error_and_debug_check() -> None:
 
 
 # -- automatic checks -------------------------------------------------------------------------
+def _eager_here(ns: SimpleNamespace) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """fcore runs eagerly; jax compiles every eager op on first use, and one ``jit`` per case
+    costs it less (the results are the same)."""
+    return ns.lib.jit if ns is JAX else lambda f: f
+
+
 def _automatic(ns: SimpleNamespace) -> dict[str, tuple[Callable[..., Any], Any]]:
     lax = ns.lax
     return {
@@ -147,7 +153,7 @@ def test_automatic_checks_match_jax() -> None:
     for name in _automatic(FCORE):
         def case(ns: SimpleNamespace, name: str = name) -> Any:
             fun, arg = _automatic(ns)[name]
-            return ns.ck.checkify(fun, errors=ns.ck.automatic_checks)(arg)
+            return _eager_here(ns)(ns.ck.checkify(fun, errors=ns.ck.automatic_checks))(arg)
 
         msg = _same(case)
         assert (msg is None) == (name == "nothing_fails"), name
@@ -181,7 +187,7 @@ def _check_small(ns: SimpleNamespace, tag: str) -> Callable[[Any], Any]:
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.parametrize("x", [7.0, -1.0, 1.0])
+@pytest.mark.parametrize("x", [7.0, -1.0])
 def test_cond_and_switch(x: float) -> None:
     def case(ns: SimpleNamespace) -> Any:
         def f(i: Any, y: Any) -> Any:

@@ -18,7 +18,7 @@ import numpy as np
 
 from fcore import tree_util
 from fcore.api.staging import abstractify
-from fcore.experimental.checkify._errors import Error, ErrorCategory, ErrorEffect, init_error, user_checks
+from fcore.experimental.checkify._errors import Error, ErrorCategory, init_error, user_checks
 from fcore.experimental.checkify._primitive import ErrorTree, check_p, merge_error
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.staging import trace_to_jaxpr
@@ -124,10 +124,6 @@ def jaxpr_fun(closed: ClosedJaxpr, enabled: Enabled) -> ErrorFun:
         return checkify_jaxpr(closed.jaxpr, closed.consts, enabled, error, args)
 
     return fun
-
-
-def effects_of(error: Error) -> list[ErrorEffect]:
-    return error.effects()
 
 
 def split_error(out_error: Error, outs: Sequence[Any]) -> tuple[Error, list[Any]]:
