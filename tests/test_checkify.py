@@ -328,3 +328,31 @@ def test_batched_while_loops() -> None:
     with pytest.raises(ValueError) as ours:
         fck.checkify(fcore.vmap(_loop_to(FCORE)))(fnp.array(xs))
     assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_failed_check_is_reported_before_automatic_checks() -> None:
+    """JAX numbers a ``check`` when it traces it and an automatic check when checkify runs, so a
+    failed ``check`` wins over an earlier NaN; and a check_error re-raised under an outer
+    checkify keeps its place among the checks."""
+
+    def late(ns: SimpleNamespace) -> Any:
+        def f(x: Any) -> Any:
+            y = ns.np.log(x)
+            ns.ck.check(x > -5, "late check {}", x)
+            return y
+
+        return ns.ck.checkify(f, errors=ns.ck.all_checks)(ns.np.float32(-7.0))
+
+    def nested(ns: SimpleNamespace) -> Any:
+        def f(x: Any) -> Any:
+            inner = lambda z: (ns.ck.check(z < 3, "inner {}", z), ns.np.log(z))[1]  # noqa: E731
+            err, y = ns.ck.checkify(inner, errors=ns.ck.all_checks)(x)
+            ns.ck.check_error(err)
+            ns.ck.check(x > -10, "outer {}", x)
+            return y
+
+        return ns.ck.checkify(f, errors=ns.ck.all_checks)(ns.np.float32(-20.0))
+
+    assert _same(late) == "late check -7.0 (`check` failed)"
+    assert _same(nested) == "outer -20.0 (`check` failed)"

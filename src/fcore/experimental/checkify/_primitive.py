@@ -41,9 +41,16 @@ from fcore.transforms.jvp import jvp_rules
 
 
 # -- the error algebra ----------------------------------------------------------------------
-def next_code(error: Error) -> int:
-    """A code no check in ``error`` has: codes grow in the order checks are met."""
-    return max(error._metadata, default=0) + 1
+#: Codes of automatic checks start here. JAX numbers a ``check`` when it is traced and an
+#: automatic check later, when ``checkify`` evaluates the program, so a failed ``check`` is
+#: reported before any failed automatic check; two bands of codes keep that order.
+AUTOMATIC_CODES = 1 << 30
+
+
+def next_code(error: Error, automatic: bool) -> int:
+    """A code of the band no check in ``error`` has: codes grow in the order checks are met."""
+    band = [c for c in error._metadata if (c >= AUTOMATIC_CODES) == automatic]
+    return max(band, default=AUTOMATIC_CODES if automatic else 0) + 1
 
 
 def update_error(
@@ -64,9 +71,9 @@ def update_error(
     return Error(preds, codes, {**error._metadata, **metadata}, payloads)
 
 
-def assert_func(error: Error, pred: Value, new_error: JaxException) -> Error:
+def assert_func(error: Error, pred: Value, new_error: JaxException, automatic: bool = True) -> Error:
     """``error`` updated with ``new_error`` reported where ``pred`` is True."""
-    code = next_code(error)
+    code = next_code(error, automatic)
     payload, treedef = tree_util.tree_flatten(new_error)
     effect = effect_of(type(new_error), payload)
     pred = lax.convert_element_type(pred, np.bool_, weak_type=False)
@@ -74,16 +81,25 @@ def assert_func(error: Error, pred: Value, new_error: JaxException) -> Error:
 
 
 def merge_error(error: Error, new: Error, enabled: Collection[ErrorCategory]) -> Error:
-    """``error`` followed by the checks of ``new`` whose category is ``enabled`` (their codes
-    renumbered after ``error``'s, so that the two never collide)."""
-    offset = next_code(error) - min(new._metadata, default=0)
+    """``error`` followed by the checks of ``new`` (a ``check`` or ``check_error``) whose
+    category is ``enabled``; all of ``new``'s codes are renumbered, in their order, into the
+    band of ``check`` s after ``error``'s."""
+    old = np.array(sorted(new._metadata), np.int32)
+    base = next_code(error, automatic=False)
     for effect in new.effects():
         if effect.error_type not in enabled:
             continue
-        error = update_error(
-            error, new._pred[effect], _shift(new._code[effect], offset), {}, new._payload[effect], effect
-        )
-    return error.with_metadata({**error._metadata, **{c + offset: t for c, t in new._metadata.items()}})
+        code = _renumber(new._code[effect], old, base)
+        error = update_error(error, new._pred[effect], code, {}, new._payload[effect], effect)
+    renumbered = {base + i: new._metadata[int(c)] for i, c in enumerate(old)}
+    return error.with_metadata({**error._metadata, **renumbered})
+
+
+def _renumber(code: Value, old: np.ndarray[Any, Any], base: int) -> Value:
+    """``base + i`` where ``code`` is the ``i`` th of the sorted codes ``old``."""
+    if isinstance(code, Tracer):
+        return lax.add(fnp.searchsorted(old, code).astype(np.int32), np.int32(base))
+    return (np.searchsorted(old, np.asarray(code)) + base).astype(np.int32)  # a concrete code: no equation
 
 
 def _strong(x: Value) -> Value:
@@ -91,12 +107,6 @@ def _strong(x: Value) -> Value:
     if isinstance(x, Array) and x.weak_type:
         return lax.convert_element_type(x, x.dtype, weak_type=False)
     return x
-
-
-def _shift(code: Value, offset: int) -> Value:
-    if isinstance(code, Tracer):
-        return lax.add(code, np.int32(offset))
-    return (np.asarray(code) + offset).astype(np.int32)  # a concrete code (a check's literal): no equation
 
 
 def add_placeholder_effects(error: Error, effects: Sequence[ErrorEffect]) -> Error:
@@ -241,7 +251,7 @@ def _check(pred: Any, msg: str, debug: bool, *fmt_args: Any, **fmt_kwargs: Any) 
                 f"{arg!r} of type {type(arg)}."
             )
     new_error = FailedCheckError(user_location(), msg, *fmt_args, **fmt_kwargs)
-    bind_check(assert_func(init_error, fnp.logical_not(pred), new_error), debug)
+    bind_check(assert_func(init_error, fnp.logical_not(pred), new_error, automatic=False), debug)
 
 
 def check(pred: Any, msg: str, *fmt_args: Any, debug: bool = False, **fmt_kwargs: Any) -> None:
