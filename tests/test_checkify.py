@@ -268,15 +268,15 @@ def test_custom_derivative_functions() -> None:
 
 def test_vmap_of_checkify_and_checkify_of_vmap() -> None:
     xs = [1.0, -1.0, -6.0]
-    assert _same(lambda ns: ns.lib.vmap(ns.ck.checkify(_two_checks(ns)))(ns.np.array(xs))) == (
+    assert _same(lambda ns: _eager_here(ns)(ns.lib.vmap(ns.ck.checkify(_two_checks(ns))))(ns.np.array(xs))) == (
         "at mapped index 1: x=-1.0 must be positive (`check` failed)\n"
         "at mapped index 2: x=-6.0 must be positive (`check` failed)"
     )
-    assert _same(lambda ns: ns.ck.checkify(ns.lib.vmap(_two_checks(ns)))(ns.np.array(xs))) is not None
+    assert _same(lambda ns: _eager_here(ns)(ns.ck.checkify(ns.lib.vmap(_two_checks(ns))))(ns.np.array(xs))) is not None
 
     def oob(ns: SimpleNamespace) -> Any:
         take = ns.ck.checkify(lambda i: ns.np.arange(4)[i], errors=ns.ck.index_checks)
-        return ns.lib.vmap(take)(ns.np.array([0, 7, 2, -9]))
+        return _eager_here(ns)(ns.lib.vmap(take))(ns.np.array([0, 7, 2, -9]))
 
     assert _same(oob) is not None
 
