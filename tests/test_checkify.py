@@ -100,6 +100,8 @@ def test_check_argument_errors_match_jax() -> None:
     for ns in (JAX, FCORE):
         with pytest.raises(TypeError, match=r"check takes a scalar pred as argument, got \[ True False\]"):
             ns.ck.check(ns.np.array([True, False]), "m")
+        with pytest.raises(TypeError, match="debug_check takes a scalar pred as argument, got True"):
+            ns.ck.debug_check(np.bool_(True), "m")
         with pytest.raises(TypeError, match="Formatting arguments to checkify.check need to be PyTrees of arrays"):
             ns.ck.check(True, "m {}", 3)
         with pytest.raises(TypeError, match="check_error takes an Error as argument"):

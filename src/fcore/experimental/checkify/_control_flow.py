@@ -135,7 +135,7 @@ def _while_rule(error: Error, enabled: Enabled, eqn: JaxprEqn, args: list[Any]) 
         cond_jaxpr=cond_h, body_jaxpr=body_h, cond_nconsts=len(cond_consts) + cn,
         body_nconsts=len(body_consts) + cn + bn,
     )
-    return split_error(out_error.with_metadata({**out_error._metadata, **error._metadata}), outs)
+    return split_error(out_error, outs)
 
 
 @checkify_rules.register(scan_p)

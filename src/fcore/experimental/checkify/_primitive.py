@@ -236,9 +236,8 @@ def bind_check(error: Error, debug: bool) -> None:
 
 # -- the user functions --------------------------------------------------------------------
 def _is_scalar_pred(pred: object) -> bool:
-    return isinstance(pred, bool) or (
-        isinstance(pred, (Array, np.ndarray, np.generic)) and pred.shape == () and pred.dtype == np.dtype(bool)
-    )
+    """A Python bool or a scalar boolean fcore array (a NumPy bool is refused, as in JAX)."""
+    return isinstance(pred, bool) or (isinstance(pred, Array) and pred.shape == () and pred.dtype == np.dtype(bool))
 
 
 def _check(pred: Any, msg: str, debug: bool, *fmt_args: Any, **fmt_kwargs: Any) -> None:
