@@ -255,7 +255,12 @@ def _custom(ns: SimpleNamespace) -> tuple[Any, Any]:
 def test_custom_derivative_functions() -> None:
     for i in range(2):
         def case(ns: SimpleNamespace, i: int = i) -> Any:
-            fn = _custom(ns)[i]
+            custom = _custom(ns)[i]
+
+            def fn(x: Any) -> Any:
+                ns.ck.check(x < 5, "before {}", x)  # the error entering the call carries x
+                return custom(x)
+
             err, out = ns.ck.checkify(fn)(ns.np.float32(-1.0))
             # The custom rule still differentiates the checkified function (and, as in JAX, its
             # error passes through the rule unchecked).

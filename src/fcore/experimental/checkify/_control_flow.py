@@ -33,6 +33,7 @@ from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr, JaxprEqn
 from fcore.ir.params import ParamValue
+from fcore.lax import stop_gradient
 from fcore.lax.call import bind_jit, eval_closed, hoist_consts, jit_p
 from fcore.lax.control_flow.common import join_consts
 from fcore.lax.control_flow.conditionals import cond_p
@@ -172,7 +173,9 @@ def _custom_call_rule(error: Error, enabled: Enabled, eqn: JaxprEqn, args: list[
     merged = add_placeholder_effects(error, out_error.effects())  # the rule's error: in and out alike
     closed, out_error = checkify_fun(jaxpr_fun(call, enabled), merged, _avals(args))
     hoisted, consts = hoist_consts(closed)
-    leaves = _leaves(merged)
+    # The error enters as closure operands, which a custom rule may not differentiate; its
+    # payloads only format messages, so no derivative flows through them.
+    leaves = [stop_gradient(x) for x in _leaves(merged)]
     n_lead = len(consts) + len(leaves)
     n_out = len(call.out_avals)
     rule_name = "jvp" if eqn.primitive is custom_jvp_call_p else "fwd"
