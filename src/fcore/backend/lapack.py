@@ -18,6 +18,7 @@ import numpy as np
 from jaxlib import xla_client as xc
 import jaxlib.cpu._lapack as _lapack
 
+from fcore.backend import runtime
 from fcore.backend.lowering import LoweringRuleContext, tensor_type
 from fcore.ir.avals import ShapedArray
 from fcore.ir.dtypes import DType
@@ -79,6 +80,11 @@ def custom_call(
     others as typed attribute text (``"1 : i32"``); ``aliases`` maps
     a result index to the operand whose buffer it reuses (LAPACK works in place).
     """
+    if runtime.platform() != "cpu":  # (XLA would fail to compile with "No FFI handler registered")
+        raise NotImplementedError(
+            f"{name} is a LAPACK kernel, which XLA runs on CPU only: fcore has no {runtime.platform()} lowering of "
+            "this linear-algebra operation yet (JAX calls cuSOLVER there)"
+        )
     max_rank = max(len(a.shape) for a in avals_in)
     in_layouts = ", ".join(_layout(len(a.shape), len(a.shape) == max_rank) for a in avals_in)
     out_layouts = ", ".join(_layout(len(a.shape), len(a.shape) == max_rank) for a in avals_out)

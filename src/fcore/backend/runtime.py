@@ -121,6 +121,18 @@ class _Aval:
 OutAval: TypeAlias = _Aval
 
 
+def result_handler(aval: _Aval, sharding: object) -> ResultHandler:
+    """jaxlib's handler that makes a committed result array of ``aval`` laid out by ``sharding``.
+    jaxlib 0.10 checks the aval unless told not to (fcore's ``_Aval`` is not jax's); jaxlib 0.11
+    (the GPU machines' version, outside ``SUPPORTED_JAXLIB``) checks nothing and takes no flag."""
+    if _HANDLER_SKIPS_CHECKS:
+        return xc.array_result_handler(aval, sharding, True, _skip_checks=True)
+    return xc.array_result_handler(aval, sharding, True)
+
+
+_HANDLER_SKIPS_CHECKS: Final = tuple(int(p) for p in re.findall(r"\d+", jaxlib.__version__)[:2]) < (0, 11)
+
+
 def _make_aval(spec: AvalSpec, device: Device) -> _Aval:
     shape, dtype = spec
     return _Aval(tuple(int(d) for d in shape), np.dtype(dtype), device)
@@ -569,7 +581,7 @@ class Executable:
         sharding = xc.SingleDeviceSharding(device)
         self._exe = exe
         self._run: LaunchFn = _run_to_completion(exe) if host_callbacks else exe.execute_sharded
-        self._handlers = [xc.array_result_handler(a, sharding, True, _skip_checks=True) for a in avals]
+        self._handlers = [result_handler(a, sharding) for a in avals]
         self._out_avals = avals
         self._device = device
         self._num_args = n_in

@@ -218,7 +218,7 @@ class SpmdExecutable:
             self.out_hlo = [xc.HloSharding.replicate().to_proto() for _ in avals]
         self._out_avals = [runtime._Aval(tuple(s), np.dtype(d), self.devices[0]) for s, d in avals]
         self._handlers = [
-            xc.array_result_handler(a, _ArraySharding(dl, xc.HloSharding.from_proto(p)), True, _skip_checks=True)
+            runtime.result_handler(a, _ArraySharding(dl, xc.HloSharding.from_proto(p)))
             for a, p in zip(self._out_avals, self.out_hlo)
         ]
 
