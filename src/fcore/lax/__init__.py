@@ -167,3 +167,7 @@ from fcore.lax.solves import (
     custom_linear_solve as custom_linear_solve, custom_root as custom_root, linear_solve_p as linear_solve_p,
 )
 from fcore.lax.multiply_high import mulhi as mulhi, mulhi_p as mulhi_p
+from fcore.lax.ragged_dot import (
+    RaggedDotDimensionNumbers as RaggedDotDimensionNumbers, ragged_dot as ragged_dot,
+    ragged_dot_general as ragged_dot_general,
+)
