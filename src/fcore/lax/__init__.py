@@ -171,3 +171,4 @@ from fcore.lax.ragged_dot import (
     RaggedDotDimensionNumbers as RaggedDotDimensionNumbers, ragged_dot as ragged_dot,
     ragged_dot_general as ragged_dot_general,
 )
+from fcore.lax.ann import approx_max_k as approx_max_k, approx_min_k as approx_min_k, approx_top_k_p as approx_top_k_p
