@@ -172,3 +172,4 @@ from fcore.lax.ragged_dot import (
     ragged_dot_general as ragged_dot_general,
 )
 from fcore.lax.ann import approx_max_k as approx_max_k, approx_min_k as approx_min_k, approx_top_k_p as approx_top_k_p
+from fcore.lax.control_flow.platform_dependent import platform_dependent as platform_dependent
