@@ -25,13 +25,15 @@ from fcore.scipy._matfuncs import (
     expm_frechet as expm_frechet, funm as funm, polar as polar, rsf2csf as rsf2csf, solve_sylvester as solve_sylvester,
     sqrtm as sqrtm,
 )
-from fcore.scipy._util import promote_dtypes_inexact
+from fcore.scipy._util import promote_args_inexact, promote_dtypes_inexact
+from fcore.scipy.special import comb
 
 __all__ = [
     "solve_triangular", "cho_factor", "cho_solve", "cholesky", "lu", "lu_factor", "lu_solve", "expm", "block_diag",
     "eigh", "inv", "det", "qr", "svd", "solve", "schur", "hessenberg", "toeplitz", "hankel", "circulant", "companion",
     "leslie", "fiedler", "hilbert", "helmert", "hadamard", "dft", "pascal", "convolution_matrix", "polar", "sqrtm",
-    "funm", "rsf2csf", "expm_frechet", "solve_sylvester",
+    "funm", "rsf2csf", "expm_frechet", "solve_sylvester", "invhilbert", "invpascal", "fiedler_companion",
+    "qr_multiply", "eigh_tridiagonal",
 ]
 
 
@@ -179,6 +181,42 @@ def qr(a: ArrayLike, overwrite_a: bool = False, lwork: Any = None, mode: str = "
     return (q, r, *p)
 
 
+def qr_multiply(a: ArrayLike, c: ArrayLike, mode: str = "right", pivoting: bool = False, conjugate: bool = False,
+                overwrite_a: bool = False, overwrite_c: bool = False) -> Any:
+    """``(Q @ c, R)`` (``mode="left"``) or ``(c @ Q, R)`` (``"right"``) for the reduced QR
+    decomposition of ``a``, ``conj(Q)`` with ``conjugate``, and the pivots last with
+    ``pivoting``; a 1-D ``c`` is a column (left) or row (right) and comes back 1-D. JAX applies
+    Q with LAPACK's ``ormqr``; fcore multiplies by the reduced Q (the same numbers to rounding)."""
+    x, y = promote_dtypes_inexact(fnp.asarray(a), fnp.asarray(c))
+    if mode not in ("right", "left"):
+        raise ValueError(f"mode must be 'right' or 'left', got {mode!r}")
+    onedim = y.ndim == 1
+    if onedim:
+        y = y[:, None] if mode == "left" else y[None, :]
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    if mode == "left" and y.shape[-2] != k:
+        raise ValueError(
+            f"Array shapes are not compatible for Q @ c operation: a has shape {tuple(x.shape)} so Q has {k} columns, "
+            f"but c has {y.shape[-2]} rows (expected {k})."
+        )
+    if mode == "right" and y.shape[-1] != m:
+        raise ValueError(
+            f"Array shapes are not compatible for c @ Q operation: a has shape {tuple(x.shape)} so Q has {m} rows, "
+            f"but c has {y.shape[-1]} columns (expected {m})."
+        )
+    batch = lax.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+    x = fnp.broadcast_to(x, batch + x.shape[-2:])
+    y = fnp.broadcast_to(y, batch + y.shape[-2:])
+    q, r, *p = lax_linalg.qr(x, pivoting=pivoting, full_matrices=False)
+    if conjugate:
+        q = fnp.conj(q)
+    out = fnp.matmul(q, y) if mode == "left" else fnp.matmul(y, q)
+    if onedim:
+        out = out.ravel()
+    return (out, r, *p)
+
+
 def svd(a: ArrayLike, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,
         check_finite: bool = True, lapack_driver: str = "gesdd") -> Any:
     """Singular value decomposition: ``(u, s, vh)``, or ``s`` when not ``compute_uv``."""
@@ -199,6 +237,43 @@ def eigh(a: ArrayLike, b: ArrayLike | None = None, lower: bool = True, eigvals_o
     (x,) = promote_dtypes_inexact(a)
     v, w = lax_linalg.eigh(x, lower=lower)
     return w if eigvals_only else (w, v)
+
+
+def eigh_tridiagonal(d: ArrayLike, e: ArrayLike, *, eigvals_only: bool = False, select: str = "a",
+                     select_range: tuple[float, float] | None = None, tol: float | None = None,
+                     key: Array | None = None) -> Any:
+    """Eigenvalues (ascending; those with indices ``select_range[0]..select_range[1]`` when
+    ``select="i"``) and, unless ``eigvals_only``, eigenvectors (columns) of the Hermitian
+    tridiagonal matrix with diagonal ``d`` and superdiagonal ``e``. JAX bisects (Sturm
+    sequences) and inverse-iterates from a random start (``key``); fcore runs the dense
+    ``eigh`` of that matrix: the same eigenvalues to rounding, eigenvectors up to a phase.
+    ``tol`` and ``key`` are accepted and unused."""
+    alpha, beta = fnp.asarray(d), fnp.asarray(e)
+    supported = (np.float32, np.float64, np.complex64, np.complex128)
+    if alpha.dtype != beta.dtype:
+        raise TypeError(f"diagonal and off-diagonal values must have same dtype, got {alpha.dtype} and {beta.dtype}")
+    if alpha.dtype not in supported or beta.dtype not in supported:
+        raise TypeError("Only float32 and float64 inputs are supported as inputs to jax.scipy.linalg.eigh_tridiagonal, "
+                        f"got {alpha.dtype} and {beta.dtype}")
+    n = alpha.shape[0]
+    if n <= 1:
+        return fnp.real(alpha) if eigvals_only else (fnp.real(alpha), fnp.eye(n, dtype=alpha.dtype))
+    if select == "a":
+        lo, hi = 0, n - 1
+    elif select == "i":
+        if select_range is None:
+            raise ValueError("for select='i', select_range must be specified.")
+        if select_range[0] > select_range[1]:
+            raise ValueError("Got empty index range in select_range.")
+        lo, hi = int(select_range[0]), int(select_range[1])
+    elif select == "v":
+        raise NotImplementedError("eigh_tridiagonal(..., select='v') is not implemented")
+    else:
+        raise ValueError("'select must have a value in {'a', 'i', 'v'}.")
+    matrix = fnp.diag(alpha) + fnp.diag(beta, 1) + fnp.diag(fnp.conj(beta), -1)
+    v, w = lax_linalg.eigh(matrix, lower=True)
+    w = w[lo:hi + 1]
+    return w if eigvals_only else (w, v[:, lo:hi + 1])
 
 
 def inv(a: ArrayLike, overwrite_a: bool = False, check_finite: bool = True) -> Array:
@@ -478,10 +553,52 @@ def fiedler(a: ArrayLike) -> Array:
     return fnp.abs(arr[..., None] - arr[..., None, :])
 
 
+def fiedler_companion(a: ArrayLike) -> Array:
+    """The pentadiagonal Fiedler companion matrix of the polynomial with coefficients ``a``
+    (highest degree first, along the last axis): its eigenvalues are the roots."""
+    (x,) = promote_args_inexact("fiedler_companion", a)
+    x = fnp.atleast_1d(x)
+    if x.shape[-1] == 0:
+        raise ValueError(
+            f"fiedler_companion requires the last axis of 'a' to have nonzero length, but got an array of shape {x.shape}."
+        )
+    out: Array = fnp.vectorize(_fiedler_companion, signature="(n)->(m,m)")(x)
+    return out
+
+
+def _fiedler_companion(a: Array) -> Array:
+    n = a.shape[0] - 1
+    if n == 0:
+        return fnp.empty_like(a, shape=(0, 0))
+    a = a / a[0]
+    if n == 1:
+        return -a[1:].reshape(1, 1)
+    i = fnp.arange(n)[:, None]
+    j = fnp.arange(n)[None, :]
+    super_val = -a[fnp.minimum(i + 2, n)]
+    sub_val = -a[fnp.minimum(i + 1, n)]
+    i_even, i_odd = i % 2 == 0, i % 2 == 1
+    one, zero = fnp.array(1, dtype=a.dtype), fnp.array(0, dtype=a.dtype)
+    conditions = [
+        (i == 0) & (j == 0), (i == 1) & (j == 0), (j == i + 1) & i_even, (j == i + 2) & i_even,
+        (j == i - 1) & i_even & (i >= 2), (j == i - 2) & i_odd & (i >= 3),
+    ]
+    return fnp.select(conditions, [-a[1], one, super_val, one, sub_val, one], default=zero)
+
+
 def hilbert(n: int) -> Array:
     """The ``n x n`` Hilbert matrix ``1 / (i + j + 1)``."""
     a = lax.broadcasted_iota(dtypes.default_float_dtype(), (n, 1), 0)
     return 1 / (a + a.T + 1)
+
+
+def invhilbert(n: int) -> Array:
+    """The inverse of the ``n x n`` Hilbert matrix, from its closed form in binomial
+    coefficients (in floating point: no ``exact=True``)."""
+    a = fnp.arange(n, dtype=dtypes.default_float_dtype())
+    i, j = a[:, None], a[None, :]
+    s = i + j
+    return (-1.0) ** s * (s + 1.0) * comb(n + i, n - j - 1) * comb(n + j, n - i - 1) * comb(s, i) ** 2
 
 
 def helmert(n: int, full: bool = False) -> Array:
@@ -542,6 +659,23 @@ def pascal(n: int, kind: str | None = None) -> Array:
     if kind == "upper":
         return L_n.T
     return fnp.dot(L_n, L_n.T)
+
+
+def invpascal(n: int, kind: str | None = None) -> Array:
+    """The inverse of the Pascal matrix (``"symmetric"``, ``"lower"`` or ``"upper"``):
+    ``(-1)**(i - j) * binom(i, j)`` below the diagonal, transposed for upper, ``U^-1 L^-1``."""
+    kind = "symmetric" if kind is None else kind
+    valid = ["symmetric", "lower", "upper"]
+    if kind not in valid:
+        raise ValueError(f"Expected kind to be one of: {valid}; got {kind}")
+    a = fnp.arange(n, dtype=dtypes.default_float_dtype())
+    i, j = a[:, None], a[None, :]
+    l_inv = (-1.0) ** (i - j) * _binom(i, j)
+    if kind == "lower":
+        return l_inv
+    if kind == "upper":
+        return l_inv.T
+    return fnp.dot(l_inv.T, l_inv)
 
 
 def convolution_matrix(a: ArrayLike, n: int, mode: str = "full") -> Array:
