@@ -31,6 +31,7 @@ from fcore.lax.dot import (
 from fcore.lax.elementwise import and_, convert_element_type, le, lt, select, sub
 from fcore.lax.reductions import cumsum
 from fcore.lax.shapes import broadcast_in_dim, broadcasted_iota, full_like, transpose
+from fcore.lax.sharding_constraint import with_sharding_constraint
 
 __all__ = ["RaggedDotDimensionNumbers", "ragged_dot", "ragged_dot_general"]
 
@@ -219,7 +220,10 @@ def ragged_dot_general(
     _check(avals[0], avals[1], avals[2], ragged_dot_dimension_numbers, prec, pref)
     fn = _decomposition(ragged_dot_dimension_numbers, prec, pref)
     args = [convert_element_type(a, t.dtype, t.weak_type) for a, t in zip((lhs, rhs, group_sizes), avals)]
-    return call_decomposed(fn, "ragged_dot_general", *args)
+    result = call_decomposed(fn, "ragged_dot_general", *args)
+    if out_sharding is not None:  # as fcore's dot_general: a sharding constraint on the result
+        result = with_sharding_constraint(result, out_sharding)
+    return result
 
 
 def ragged_dot(
