@@ -186,3 +186,27 @@ def test_disable_jit_while_under_vmap_falls_back_to_the_primitive() -> None:
     f = fcore.vmap(lambda v: fcore.lax.while_loop(lambda c: c < 5, lambda c: c + 2, v))
     with fcore.disable_jit():
         np.testing.assert_array_equal(f(np.arange(3)), np.array([6, 5, 6]))
+
+
+def test_tracers_print_as_jax_prints_them() -> None:
+    """``print(x)`` inside a transformation: JitTracer, GradTracer, VmapTracer, JVPTracer."""
+
+    def seen(lib: Any) -> list[str]:
+        out: list[str] = []
+
+        def show(x: Any) -> Any:
+            out.append(repr(x))
+            out.append(str(x * 2.0))
+            return x.sum()
+
+        x = np.ones(3, np.float32)
+        lib.jit(show)(x)
+        lib.grad(show)(np.float32(1.0))
+        lib.vmap(show)(x)
+        lib.jvp(show, (x,), (x,))
+        lib.jit(lib.grad(show))(np.float32(2.0))
+        lib.jit(show)(3.0)  # a weakly typed argument
+        return out
+
+    assert seen(fcore) == seen(jax)
+

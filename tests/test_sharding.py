@@ -150,6 +150,31 @@ def test_sharding_errors_match_jax() -> None:
     )
 
 
+def test_eager_operations_run_where_placed_arrays_live() -> None:
+    """As JAX: an eager operation on a sharded array, or on one committed to another device,
+    runs there; results keep the sharding XLA gives them or stay on that device (they used
+    to come back as single-device host results), through grad as well."""
+    out = run_script(
+        """
+        import jax
+        def where(lib, np_mod):
+            mesh = lib.sharding.Mesh(np.array(lib.devices()[:4]), ("x",))
+            s = lib.sharding.NamedSharding(mesh, lib.sharding.PartitionSpec("x"))
+            x = lib.device_put(np.arange(8, dtype=np.float32), s)
+            ys = [x * 2, np_mod.sin(x), x.sum(), x + x, x.reshape(2, 4), x[1:3], np_mod.where(x > 2, x, 0)]
+            seen = [(str(y.sharding.spec), y.tolist()) for y in ys]
+            z = lib.device_put(np.ones(3, np.float32), lib.devices()[2])
+            zs = [z + 1, np_mod.sin(z) * z, z + np_mod.ones(3), z[1], lib.grad(lambda a: (a * a).sum())(z)]
+            seen += [(sorted(d.id for d in r.devices()), r.tolist()) for r in zs]
+            return seen
+        ours, theirs = where(fcore, fnp), where(jax, jax.numpy)
+        assert ours == theirs, (ours, theirs)
+        print(ours[0][0], ours[2][0], ours[7][0])
+        """,
+    )
+    assert out.split() == ["P('x',)", "P()", "[2]"]
+
+
 def test_jit_follows_arguments_committed_to_another_device() -> None:
     """As JAX: jit runs where its committed arguments live (results stay there), host and
     default-device arguments move there, two devices at once are JAX's ValueError; a call

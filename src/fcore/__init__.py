@@ -71,6 +71,7 @@ from fcore.api.jit import (
     device_put as device_put,
     jit as jit,
 )
+from fcore.api import eager_placed as _eager_placed  # installs how eager ops run on placed arrays
 from fcore.api.devices import (
     device_count as device_count,
     devices as devices,

@@ -15,7 +15,9 @@ Verify-each is fcore's own test switch (JAX's ``jax_enable_checks``): the ``FCOR
 The eager checks (verify-each, ``jax_debug_nans``, ``jax_debug_infs``) share one more
 ``ContextVar`` whose value, a ``_Checks`` list of the checks on, is what an eager primitive
 application tests: an empty list when all are off, so a check that is off costs one
-``ContextVar.get`` and a C truth test (see ``eager_checks``). The other JAX options, and the
+``ContextVar.get`` and a C truth test (see ``eager_checks``). The same object carries the
+snapshot of the settings a cached jit call depends on (``_Checks.jit_key``), so that call
+reads one ``ContextVar`` for all of them. The other JAX options, and the
 ones fcore accepts only at their default value, are in ``fcore.config_options``.
 """
 

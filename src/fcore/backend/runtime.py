@@ -364,6 +364,12 @@ class DeviceBuffer:
     def device(self) -> Device:
         return self._aval.device
 
+    @property
+    def placed(self) -> bool:
+        """Off the default device: JAX counts such an array committed there, and operations
+        on it run there (``fcore.api.eager_placed``), not on its host copy."""
+        return self._aval.device != default_device()
+
     def block_until_ready(self) -> DeviceBuffer:
         """Wait until the value is computed; raises the execution's error, if any."""
         self._array.block_until_ready()

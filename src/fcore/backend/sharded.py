@@ -128,6 +128,11 @@ class ShardedBuffer:
     def device(self) -> Device:
         return self.devices[0]
 
+    @property
+    def placed(self) -> bool:
+        """Always: operations on a sharded array run over its devices (``fcore.api.eager_placed``)."""
+        return True
+
     def raw_array(self) -> runtime.RawArray:
         return self._sharded
 

@@ -362,6 +362,12 @@ class DeviceValue(Protocol):
     @property
     def device(self) -> DeviceLike: ...
 
+    @property
+    def placed(self) -> bool:
+        """Whether eager operations on the value run where it lives (committed to a device
+        other than the default one, or sharded), as in JAX, rather than on a host copy."""
+        ...
+
     def to_numpy(self) -> np.ndarray[Any, Any]: ...
 
     def block_until_ready(self) -> object: ...
@@ -390,6 +396,10 @@ class _DeletedValue:
     def device(self) -> DeviceLike:
         raise self._gone()
 
+    @property
+    def placed(self) -> bool:
+        return False  # (reading the value raises)
+
     def to_numpy(self) -> np.ndarray[Any, Any]:
         raise self._gone()
 
@@ -413,7 +423,9 @@ class ArrayImpl(Array):
     """A concrete array: host NumPy data and/or a device buffer, plus a weak-type flag.
 
     Eager operations compute on the host copy; jitted calls run on the device copy.
-    Whichever is missing is made on first use and kept (the value never changes).
+    Whichever is missing is made on first use and kept (the value never changes), except the
+    host copy of a *placed* value (committed to another device than the default one, or
+    sharded): operations on it run on its devices, as JAX's do (``runs_on_device``).
     """
 
     __slots__ = ("_np", "_device", "_weak", "_aval")
@@ -429,6 +441,11 @@ class ArrayImpl(Array):
         self._device = device
         self._weak = weak_type
         self._aval = aval
+
+    def runs_on_device(self) -> bool:
+        """Whether eager operations on this array run on its devices (see the class docstring)."""
+        device = self._device
+        return self._np is None and device is not None and device.placed
 
     @property
     def aval(self) -> ShapedArray:
@@ -463,9 +480,11 @@ class ArrayImpl(Array):
         """The value as a read-only NumPy array (copied from the device once)."""
         host = self._np
         if host is None:
-            assert self._device is not None
-            host = self._device.to_numpy()
-            self._np = host
+            device = self._device
+            assert device is not None
+            host = device.to_numpy()
+            if not device.placed:  # (a placed value's operations run on its devices: no host copy kept)
+                self._np = host
         return host
 
     def __iter__(self) -> Iterator[Array]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -52,6 +52,12 @@ def aval_of_concrete(x: object) -> ShapedArray:
     return ShapedArray(arr.shape, arr.dtype, weak)
 
 
+#: Runs a primitive on its operands' devices, for an operand committed to another device than
+#: the default one or sharded (installed by ``fcore.api.eager_placed``): as JAX, an eager
+#: operation on such arrays runs there and its results stay there.
+placed_runner: list[Callable[[Primitive, Sequence[Any], dict[str, ParamValue]], Any]] = []
+
+
 class EvalTrace(Trace):
     """Runs ``impl`` rules eagerly; results are ``ArrayImpl`` s."""
 
@@ -79,7 +85,11 @@ class EvalTrace(Trace):
         for a in args:
             if type(a) is ArrayImpl:
                 host = a._np
-                vals.append(host if host is not None else a.host())
+                if host is None:
+                    if placed_runner and a.runs_on_device():
+                        return placed_runner[0](prim, args, params)
+                    host = a.host()
+                vals.append(host)
                 weaks.append(a._weak)
             else:
                 v, w = to_numpy_arg(a)

@@ -38,6 +38,9 @@ class StagingTracer(Tracer):
     def aval(self) -> ShapedArray:
         return self.atom.aval
 
+    def __repr__(self) -> str:
+        return f"JitTracer({self.aval})"  # as JAX prints a value staged for jit or make_jaxpr
+
 
 class StagingTrace(Trace):
     """Records equations; closed-over values become constvars, Python scalars literals."""

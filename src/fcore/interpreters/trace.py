@@ -96,6 +96,11 @@ def user_frame() -> FrameType | None:
     return None
 
 
+def is_user_code(code: CodeType) -> bool:
+    """Whether ``code`` is the user's (not fcore's, a registered library's, or the standard library's)."""
+    return _user_entry(code) is not None
+
+
 def user_location() -> str:
     frame = user_frame()
     if frame is None:
@@ -304,4 +309,5 @@ class Tracer(Array):
         return np.asarray(self._concrete("numpy conversion (np.asarray)"), dtype=dtype)
 
     def __repr__(self) -> str:
-        return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
+        """JAX's short form, ``Name<float32[3]>``; each kind of tracer prints as JAX's does."""
+        return f"{type(self).__name__}<{self.aval}>"

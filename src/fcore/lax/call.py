@@ -457,7 +457,16 @@ def _jit_impl(*args: ArrayLike, jaxpr: ClosedJaxpr, name: str) -> list[ArrayImpl
         outs = spmd_runner[0](jaxpr, name, args)
         if outs is not None:
             return outs
-    return launch_for(jaxpr, name)(args)
+    return launch_for(jaxpr, name, device=_committed_device(args))(args)
+
+
+def _committed_device(args: Sequence[ArrayLike]) -> runtime.Device | None:
+    """The device an argument is committed to (off the default one), where the call runs as
+    ``fcore.jit``'s does (which also names two such devices as an error before getting here)."""
+    for a in args:
+        if type(a) is ArrayImpl and type(a._device) is runtime.DeviceBuffer and a._device.placed:
+            return a._device.device
+    return None
 
 
 @jvp_rules.register(jit_p, symbolic_zeros=True)

@@ -165,6 +165,8 @@ def _elementwise(
             return None
         h = x._np
         if h is None:
+            if x.runs_on_device():
+                return None  # (``EvalTrace`` runs it there)
             h = x.host()
         dt = h.dtype
         if dt not in accepted:
@@ -188,8 +190,12 @@ def _elementwise(
             return None
         hx, hy = x._np, y._np
         if hx is None:
+            if x.runs_on_device():
+                return None
             hx = x.host()
         if hy is None:
+            if y.runs_on_device():
+                return None
             hy = y.host()
         dt = hx.dtype
         if dt not in accepted or hy.dtype != dt or (hx.shape != hy.shape and hx.ndim and hy.ndim):

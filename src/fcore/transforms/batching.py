@@ -119,6 +119,9 @@ class BatchTracer(Tracer):
             return a
         return shaped_array(a.shape[: self.bdim] + a.shape[self.bdim + 1 :], a.dtype, a.weak_type)
 
+    def __repr__(self) -> str:
+        return f"VmapTracer(aval={self.aval}, batched={get_aval(self.val)})"  # as JAX's
+
 
 class BatchTrace(Trace):
     """Carries (value, batch dim) pairs for one ``vmap`` axis of size ``axis_size``."""

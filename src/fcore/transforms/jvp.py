@@ -259,6 +259,19 @@ class JVPTracer(Tracer):
             aval = self._aval = get_aval(self.primal)
         return aval
 
+    def __repr__(self) -> str:
+        """As JAX prints them: a ``GradTracer`` under ``grad``/``vjp``/``linearize`` (its tangent
+        is being staged), a ``JVPTracer`` under ``jvp``."""
+        primal = _short_repr(self.primal)
+        trace = self._trace
+        if isinstance(trace, JVPTrace) and trace.rule_trace is not trace.parent:
+            return f"GradTracer(primal={primal}, typeof(tangent)={get_aval(self.tangent).str_short(True)})"
+        return f"JVPTracer(primal={primal}, tangent={_short_repr(self.tangent)})"
+
+
+def _short_repr(x: object) -> str:
+    return repr(x) if isinstance(x, Tracer) else str(x)
+
 
 class JVPTrace(Trace):
     """Carries (primal, tangent) pairs. Rules run with ``rule_trace`` current: the parent
