@@ -1,6 +1,6 @@
 """``fcore.scipy.linalg``'s ``invhilbert``, ``invpascal``, ``fiedler_companion``,
 ``qr_multiply`` and ``eigh_tridiagonal`` against ``jax.scipy.linalg``: values, dtypes, shapes
-and errors (eigenvectors up to a phase: JAX's come from inverse iteration)."""
+and errors."""
 
 from __future__ import annotations
 
@@ -57,12 +57,6 @@ def test_qr_multiply_errors() -> None:
             fsl.qr_multiply(*args)
 
 
-def _same_up_to_phase(got: Any, want: Any) -> None:
-    g, w = np.asarray(got), np.asarray(want)
-    assert g.dtype == w.dtype and g.shape == w.shape
-    np.testing.assert_allclose(np.abs(np.sum(np.conj(g) * w, axis=0)), 1.0, atol=1e-4)
-
-
 def test_eigh_tridiagonal() -> None:
     dc, ec = D.astype(np.complex64), (E + 1j * E[::-1]).astype(np.complex64)
     with modes():
@@ -70,15 +64,9 @@ def test_eigh_tridiagonal() -> None:
         assert_same(fsl.eigh_tridiagonal(D, E, eigvals_only=True), want)
         assert_same(fcore.jit(lambda d, e: fsl.eigh_tridiagonal(d, e, eigvals_only=True))(D, E), want)
         assert_same(fsl.eigh_tridiagonal(D, E, eigvals_only=True, select="i", select_range=(1, 3)), want[1:4])
-        check(lambda d, e: fsl.eigh_tridiagonal(d, e, eigvals_only=True),
-              lambda d, e: jsl.eigh_tridiagonal(d, e, eigvals_only=True), dc, ec, staged=False)
-        (w1, v1), (w2, v2) = (f(D, E, select="i", select_range=(2, 4)) for f in (fsl.eigh_tridiagonal, jsl.eigh_tridiagonal))
-        assert_same(w1, w2)
-        _same_up_to_phase(v1, v2)
-        w, v = fsl.eigh_tridiagonal(dc, ec)  # the Hermitian matrix with superdiagonal ec
-        matrix = np.diag(dc) + np.diag(ec, 1) + np.diag(np.conj(ec), -1)
-        assert np.asarray(w).dtype == np.float32 and np.asarray(v).dtype == np.complex64
-        np.testing.assert_allclose(matrix @ np.asarray(v), np.asarray(v) * np.asarray(w), atol=1e-4)
+        # eigenvectors from the same random starts as JAX's: the same vectors, signs included
+        check(lambda d, e: fsl.eigh_tridiagonal(d, e, select="i", select_range=(2, 4)),
+              lambda d, e: jsl.eigh_tridiagonal(d, e, select="i", select_range=(2, 4)), dc, ec, staged=False)
         check(lambda d: fsl.eigh_tridiagonal(d, E[:0]), lambda d: jsl.eigh_tridiagonal(d, E[:0]), D[:1], staged=False)
 
 

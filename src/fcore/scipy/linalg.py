@@ -25,6 +25,8 @@ from fcore.scipy._matfuncs import (
     expm_frechet as expm_frechet, funm as funm, polar as polar, rsf2csf as rsf2csf, solve_sylvester as solve_sylvester,
     sqrtm as sqrtm,
 )
+from fcore.random import PRNGKeyArray
+from fcore.scipy._eigh_tridiagonal import eigh_tridiagonal as _eigh_tridiagonal
 from fcore.scipy._util import promote_args_inexact, promote_dtypes_inexact
 from fcore.scipy.special import comb
 
@@ -241,39 +243,14 @@ def eigh(a: ArrayLike, b: ArrayLike | None = None, lower: bool = True, eigvals_o
 
 def eigh_tridiagonal(d: ArrayLike, e: ArrayLike, *, eigvals_only: bool = False, select: str = "a",
                      select_range: tuple[float, float] | None = None, tol: float | None = None,
-                     key: Array | None = None) -> Any:
+                     key: Array | PRNGKeyArray | None = None) -> Any:
     """Eigenvalues (ascending; those with indices ``select_range[0]..select_range[1]`` when
     ``select="i"``) and, unless ``eigvals_only``, eigenvectors (columns) of the Hermitian
-    tridiagonal matrix with diagonal ``d`` and superdiagonal ``e``. JAX bisects (Sturm
-    sequences) and inverse-iterates from a random start (``key``); fcore runs the dense
-    ``eigh`` of that matrix: the same eigenvalues to rounding, eigenvectors up to a phase.
-    ``tol`` and ``key`` are accepted and unused."""
-    alpha, beta = fnp.asarray(d), fnp.asarray(e)
-    supported = (np.float32, np.float64, np.complex64, np.complex128)
-    if alpha.dtype != beta.dtype:
-        raise TypeError(f"diagonal and off-diagonal values must have same dtype, got {alpha.dtype} and {beta.dtype}")
-    if alpha.dtype not in supported or beta.dtype not in supported:
-        raise TypeError("Only float32 and float64 inputs are supported as inputs to jax.scipy.linalg.eigh_tridiagonal, "
-                        f"got {alpha.dtype} and {beta.dtype}")
-    n = alpha.shape[0]
-    if n <= 1:
-        return fnp.real(alpha) if eigvals_only else (fnp.real(alpha), fnp.eye(n, dtype=alpha.dtype))
-    if select == "a":
-        lo, hi = 0, n - 1
-    elif select == "i":
-        if select_range is None:
-            raise ValueError("for select='i', select_range must be specified.")
-        if select_range[0] > select_range[1]:
-            raise ValueError("Got empty index range in select_range.")
-        lo, hi = int(select_range[0]), int(select_range[1])
-    elif select == "v":
-        raise NotImplementedError("eigh_tridiagonal(..., select='v') is not implemented")
-    else:
-        raise ValueError("'select must have a value in {'a', 'i', 'v'}.")
-    matrix = fnp.diag(alpha) + fnp.diag(beta, 1) + fnp.diag(fnp.conj(beta), -1)
-    v, w = lax_linalg.eigh(matrix, lower=True)
-    w = w[lo:hi + 1]
-    return w if eigvals_only else (w, v[:, lo:hi + 1])
+    tridiagonal matrix with diagonal ``d`` and superdiagonal ``e``: bisection and inverse
+    iteration from random starts drawn with ``key`` (default ``random.key(42)``), as JAX."""
+    out: Any = _eigh_tridiagonal(d, e, eigvals_only=eigvals_only, select=select, select_range=select_range, tol=tol,
+                                 key=key)
+    return out
 
 
 def inv(a: ArrayLike, overwrite_a: bool = False, check_finite: bool = True) -> Array:
