@@ -1,6 +1,6 @@
 """``fcore.scipy.linalg``'s ``invhilbert``, ``invpascal``, ``fiedler_companion``,
-``qr_multiply`` and ``eigh_tridiagonal`` against ``jax.scipy.linalg``: values, dtypes, shapes
-and errors."""
+``qr_multiply`` and ``eigh_tridiagonal`` against ``jax.scipy.linalg`` (and ``lax.linalg.ormqr``,
+which ``qr_multiply`` applies Q with): values, dtypes, shapes and errors."""
 
 from __future__ import annotations
 
@@ -46,6 +46,20 @@ def test_special_matrices() -> None:
 def test_qr_multiply(a: Any, c: Any, kw: dict[str, Any]) -> None:
     with modes():
         check(lambda x, y: fsl.qr_multiply(x, y, **kw), lambda x, y: jsl.qr_multiply(x, y, **kw), a, c, staged=False)
+
+
+def test_lax_linalg_ormqr() -> None:
+    """``lax.linalg.ormqr`` (LAPACK's, as JAX calls it) on geqrf's reflectors."""
+    h, taus = (np.asarray(t) for t in fcore.lax.linalg.geqrf(A))
+    c = sample(F32, (5, 4), seed=18)
+    jl: Any = jax.lax.linalg
+    with modes():
+        for left, transpose, operand in [(True, False, c), (True, True, c), (False, False, c.T)]:
+            check(lambda x: fcore.lax.linalg.ormqr(h, taus, x, left=left, transpose=transpose),
+                  lambda x: jl.ormqr(h, taus, x, left=left, transpose=transpose), operand)
+        check(fcore.vmap(lambda x: fcore.lax.linalg.ormqr(h, taus, x)), jax.vmap(lambda x: jl.ormqr(h, taus, x)),
+              np.stack([c, 2 * c]))
+        check_raises(fcore.lax.linalg.ormqr, jl.ormqr, h, taus, c.T, exc=ValueError)
 
 
 def test_qr_multiply_errors() -> None:

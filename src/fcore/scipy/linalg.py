@@ -187,8 +187,9 @@ def qr_multiply(a: ArrayLike, c: ArrayLike, mode: str = "right", pivoting: bool 
                 overwrite_a: bool = False, overwrite_c: bool = False) -> Any:
     """``(Q @ c, R)`` (``mode="left"``) or ``(c @ Q, R)`` (``"right"``) for the reduced QR
     decomposition of ``a``, ``conj(Q)`` with ``conjugate``, and the pivots last with
-    ``pivoting``; a 1-D ``c`` is a column (left) or row (right) and comes back 1-D. JAX applies
-    Q with LAPACK's ``ormqr``; fcore multiplies by the reduced Q (the same numbers to rounding)."""
+    ``pivoting``; a 1-D ``c`` is a column (left) or row (right) and comes back 1-D. Q is applied
+    with LAPACK's ``ormqr``, as JAX does (with ``pivoting``, fcore multiplies by the pivoted QR's
+    reduced Q instead: the same numbers to rounding)."""
     x, y = promote_dtypes_inexact(fnp.asarray(a), fnp.asarray(c))
     if mode not in ("right", "left"):
         raise ValueError(f"mode must be 'right' or 'left', got {mode!r}")
@@ -210,13 +211,24 @@ def qr_multiply(a: ArrayLike, c: ArrayLike, mode: str = "right", pivoting: bool 
     batch = lax.broadcast_shapes(x.shape[:-2], y.shape[:-2])
     x = fnp.broadcast_to(x, batch + x.shape[-2:])
     y = fnp.broadcast_to(y, batch + y.shape[-2:])
-    q, r, *p = lax_linalg.qr(x, pivoting=pivoting, full_matrices=False)
+    if pivoting:  # fcore has no public geqp3: Q from the pivoted QR, then a product
+        q, r, p = lax_linalg.qr(x, pivoting=True, full_matrices=False)
+        out = fnp.matmul(fnp.conj(q) if conjugate else q, y) if mode == "left" else fnp.matmul(
+            y, fnp.conj(q) if conjugate else q)
+        return (out.ravel() if onedim else out), r, p
+    h, taus = lax_linalg.geqrf(x)
+    if m > n and mode == "left":
+        y = fnp.concatenate([y, fnp.zeros(y.shape[:-2] + (m - k,) + y.shape[-1:], dtype=y.dtype)], axis=-2)
+    if conjugate:  # conj(Q) @ c == (c^T @ Q^H)^T: c and Q change sides
+        y = y.swapaxes(-1, -2)
+    out = lax_linalg.ormqr(h, taus, y, left=(mode == "left") != conjugate, transpose=conjugate)
     if conjugate:
-        q = fnp.conj(q)
-    out = fnp.matmul(q, y) if mode == "left" else fnp.matmul(y, q)
+        out = out.swapaxes(-1, -2)
+    if mode == "right":
+        out = out[..., :k]
     if onedim:
         out = out.ravel()
-    return (out, r, *p)
+    return out, fnp.triu(h[..., :k, :])
 
 
 def svd(a: ArrayLike, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,
