@@ -1,4 +1,4 @@
-"""``fcore.lax`` functions built from the primitives (``full``, ``full_like``,
+"""``fcore.lax`` functions built from the primitives (``full``, ``full_like``, ``broadcast_like``, ``index_take``,
 ``broadcast_to_rank``, ``collapse``, ``split``, ``tile``, ``stack``, ``unstack``,
 ``batch_matmul``, ``reduce``, ``associative_scan``) against ``jax.lax``."""
 
@@ -28,6 +28,9 @@ CASES: list[tuple[str, tuple[Any, ...]]] = [
     ("split", (X, (1, 2), 1)), ("split", (X, (2, 2), -1)), ("tile", (X, (1, 2, 3))),
     ("stack", ([X, X], 1)), ("stack", ([X, X], -1)), ("unstack", (X, 1)), ("unstack", (X, -1)),
     ("batch_matmul", (X, np.transpose(X, (0, 2, 1)))), ("batch_matmul", (XI, np.transpose(XI, (0, 2, 1)))),
+    ("broadcast_like", (X[0, 0], X)), ("broadcast_like", (2.0, X)), ("broadcast_like", (X[:1, :, :1], X)),
+    ("broadcast_like", (XI, X)),
+    ("index_take", (X, (np.array([0, 1, -1]), np.array([2, -1, 0])), (0, 2))), ("index_take", (XI, [np.array([0, 2])], [1])),
 ]
 
 
@@ -40,11 +43,21 @@ def test_against_jax(name: str, args: tuple[Any, ...]) -> None:
 @pytest.mark.parametrize(
     "name, args, exc",
     [("full", ((2,), np.array([1, 2])), TypeError), ("split", (X, (1, 1), 1), ValueError), ("tile", (X, (2,)), TypeError),
-     ("stack", ([X, XI], 0), TypeError), ("batch_matmul", (X, X), TypeError)],
+     ("stack", ([X, XI], 0), TypeError), ("batch_matmul", (X, X), TypeError),
+     ("broadcast_like", (X, X[0]), ValueError), ("broadcast_like", (X[0, :2], X), ValueError),
+     ("index_take", (X, (np.array([0.5]),), (0,)), ValueError), ("index_take", (X, (), ()), ValueError)],
 )
 def test_errors(name: str, args: tuple[Any, ...], exc: type[Exception]) -> None:
     with modes():
         check_raises(getattr(lax, name), getattr(jlax, name), *args, exc=exc)
+
+
+def test_index_take_grad() -> None:
+    idx = (np.array([0, 0, 2]),)
+    jax_take: Any = jlax.index_take  # typed for jax.Array operands; NumPy ones work at run time
+    with modes():
+        check(fcore.grad(lambda v: (lax.index_take(v, idx, (1,)) ** 2).sum()),
+              jax.grad(lambda v: (jax_take(v, idx, (1,)) ** 2).sum()), X, staged=False)
 
 
 @pytest.mark.parametrize("op, init", [("add", 0.0), ("mul", 1.0), ("max", -np.inf), ("min", np.inf), ("add", 2.5), ("max", 0.0)])

@@ -109,7 +109,10 @@ from fcore import scipy as scipy
 from fcore import ad_checkpoint as ad_checkpoint
 from fcore.ad_checkpoint import checkpoint_policies as checkpoint_policies
 from fcore.api.closures import closure_convert as closure_convert, custom_gradient as custom_gradient
-from fcore.api.host import default_backend as default_backend, device_get as device_get
+from fcore.api.host import (
+    copy_to_host_async as copy_to_host_async, default_backend as default_backend, device_get as device_get,
+)
+from fcore import dlpack as dlpack
 from fcore.api.linear_transpose import linear_transpose as linear_transpose
 from fcore.api.fwd_and_bwd import fwd_and_bwd as fwd_and_bwd
 from fcore.lax.sharding_constraint import reshard as reshard

@@ -50,7 +50,7 @@ from fcore.lax.gather_scatter import (
     GatherDimensionNumbers as GatherDimensionNumbers, GatherScatterMode as GatherScatterMode,
     ScatterDimensionNumbers as ScatterDimensionNumbers, gather as gather, scatter as scatter,
     scatter_add as scatter_add, scatter_max as scatter_max, scatter_min as scatter_min, scatter_mul as scatter_mul,
-    scatter_sub as scatter_sub,
+    scatter_sub as scatter_sub, index_take as index_take,
 )
 from fcore.lax.control_flow import (
     cond as cond, fori_loop as fori_loop, map as map, scan as scan, switch as switch, while_loop as while_loop,
@@ -157,7 +157,7 @@ from fcore.lax.optimization_barrier import (
     optimization_barrier as optimization_barrier, optimization_barrier_p as optimization_barrier_p,
 )
 from fcore.lax.reduce_precision import reduce_precision as reduce_precision, reduce_precision_p as reduce_precision_p
-from fcore.lax.shape_helpers import broadcast_shapes as broadcast_shapes, empty as empty
+from fcore.lax.shape_helpers import broadcast_like as broadcast_like, broadcast_shapes as broadcast_shapes, empty as empty
 from fcore.lax.rng_bit_generator import (
     RandomAlgorithm as RandomAlgorithm, rng_bit_generator as rng_bit_generator,
     rng_bit_generator_p as rng_bit_generator_p,
@@ -167,3 +167,9 @@ from fcore.lax.solves import (
     custom_linear_solve as custom_linear_solve, custom_root as custom_root, linear_solve_p as linear_solve_p,
 )
 from fcore.lax.multiply_high import mulhi as mulhi, mulhi_p as mulhi_p
+from fcore.lax.ragged_dot import (
+    RaggedDotDimensionNumbers as RaggedDotDimensionNumbers, ragged_dot as ragged_dot,
+    ragged_dot_general as ragged_dot_general,
+)
+from fcore.lax.ann import approx_max_k as approx_max_k, approx_min_k as approx_min_k, approx_top_k_p as approx_top_k_p
+from fcore.lax.control_flow.platform_dependent import platform_dependent as platform_dependent

@@ -35,7 +35,7 @@ from fcore.lax._rule_helpers import Shape, aval_of, bind, hlo_ints, index_tuple,
 from fcore.lax.elementwise import add, div, eq, mul, neg, select_n, sub
 from fcore.lax.elementwise import max as lax_max
 from fcore.lax.elementwise import min as lax_min
-from fcore.lax.shapes import broadcast_in_dim, broadcast_in_dim_p, iota, reshape
+from fcore.lax.shapes import broadcast_in_dim, broadcast_in_dim_p, concatenate, expand_dims, iota, reshape
 from fcore.transforms.ad_util import Tangent, UndefinedPrimal, Zero, instantiate, is_undefined
 from fcore.transforms.batching import Dim, batching_rules, bdim_at, moveaxis
 from fcore.transforms.jvp import deflinear, jvp_rules, sum_tangent_terms
@@ -44,7 +44,7 @@ from fcore.transforms.transpose import transpose_rules
 __all__ = [
     "GatherScatterMode", "GatherDimensionNumbers", "ScatterDimensionNumbers",
     "gather_p", "scatter_p", "scatter_add_p", "scatter_mul_p", "scatter_min_p", "scatter_max_p",
-    "gather", "scatter", "scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max",
+    "gather", "scatter", "scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max", "index_take",
 ]
 
 #: A gather's ``fill_value`` (``None`` unless the mode is ``FILL_OR_DROP``).
@@ -129,7 +129,7 @@ def _disjoint(op: str, name1: str, dims1: Shape, name2: str, dims2: Shape) -> No
 
 def _check_index_dtype(op: str, indices: ShapedArray) -> None:
     if not dtypes.is_integer(indices.dtype):
-        raise TypeError(f"{op}: indices must have an integer type, got {indices.str_short()}")
+        raise ValueError(f"{op}: indices must have an integer type, got {indices.str_short()}")
     if not indices.shape:
         raise TypeError(f"{op}: indices must have rank >= 1 (the last axis is the index vector), got {indices.str_short()}")
 
@@ -1118,3 +1118,21 @@ def scatter_max(
     """XLA's scatter that keeps the maximum of operand and updates (``lax.scatter_max``)."""
     return _scatter_combined(scatter_max_p, "max", operand, scatter_indices, updates, dimension_numbers,
                              indices_are_sorted, unique_indices, mode)
+
+
+def index_take(src: ArrayLike, idxs: Sequence[ArrayLike], axes: Sequence[int]) -> Array:
+    """``lax.index_take``: ``src`` at the points whose coordinates along ``axes`` are the
+    1-D index arrays ``idxs`` (wrapped modulo those axes' sizes), the other axes kept whole;
+    JAX's gather, built the same way."""
+    indices = concatenate([expand_dims(i, (1,)) for i in idxs], 1)
+    shape = get_aval(src).shape
+    sizes = np.array([shape[ax] for ax in axes])
+    indices = indices % expand_dims(sizes, tuple(range(indices.ndim - 1)))
+    slice_sizes = list(shape)
+    for ax in axes:
+        slice_sizes[ax] = 1
+    dnums = GatherDimensionNumbers(
+        offset_dims=tuple(range(1, len(shape) - indices.shape[1] + 1)), collapsed_slice_dims=tuple(axes),
+        start_index_map=tuple(axes),
+    )
+    return gather(src, indices, dimension_numbers=dnums, slice_sizes=tuple(slice_sizes))

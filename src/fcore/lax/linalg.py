@@ -60,7 +60,7 @@ __all__ = [
     "cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eigh", "svd", "eig",
     "tridiagonal_solve", "symmetrize", "cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p",
     "eig_p", "schur", "schur_p", "tridiagonal_solve_p",
-    "householder_product", "householder_product_p", "hessenberg", "hessenberg_p", "tridiagonal", "tridiagonal_p",
+    "householder_product", "householder_product_p", "ormqr", "ormqr_p", "hessenberg", "hessenberg_p", "tridiagonal", "tridiagonal_p",
     "symmetric_product", "EighImplementation", "SvdAlgorithm", "EigImplementation",
 ]
 
@@ -837,6 +837,70 @@ def _householder_product_lowering(ctx: LoweringRuleContext, a: str, taus: str) -
 def householder_product(a: ArrayLike, taus: ArrayLike) -> Array:
     """The product of the Householder reflectors of ``geqrf`` (LAPACK's ``orgqr``/``ungqr``)."""
     out: Array = householder_product_p.bind(_as_array(a), _as_array(taus))
+    return out
+
+
+# -- ormqr[left, transpose]: multiply by geqrf's Q without forming it -----------------------------
+@attrs.frozen(kw_only=True)
+class OrmqrParams:
+    """``ormqr[left, transpose]``: ``Q @ c`` or ``c @ Q`` (``left``), with ``Q^T``/``Q^H`` when ``transpose``."""
+
+    left: bool
+    transpose: bool
+
+
+ormqr_p = Primitive("ormqr", params=OrmqrParams)
+
+
+@ormqr_p.def_abstract_eval
+def _ormqr_abstract_eval(a: ShapedArray, taus: ShapedArray, c: ShapedArray, *, left: bool,
+                         transpose: bool) -> ShapedArray:
+    for x, rank in ((a, 2), (taus, 1), (c, 2)):
+        if not (dtypes.is_floating(x.dtype) or dtypes.is_complex(x.dtype)) or x.ndim < rank:
+            raise TypeError(f"ormqr requires floating or complex operands of rank >= {rank}, got {x.str_short()}")
+    if not (a.shape[:-2] == taus.shape[:-1] == c.shape[:-2]) or not (a.dtype == taus.dtype == c.dtype):
+        raise ValueError(f"ormqr requires operands of one dtype and batch shape, got {a.str_short()}, "
+                         f"{taus.str_short()} and {c.str_short()}")
+    a_shape, c_shape = a.shape[-2:], c.shape[-2:]
+    if left and c_shape[0] != a_shape[0]:
+        raise ValueError("ormqr with left=True expects c to have the same number of rows as the Householder matrix a. "
+                         f"Got a shape {a_shape} and c shape {c_shape}.")
+    if not left and c_shape[1] != a_shape[0]:
+        raise ValueError("ormqr with left=False expects c to have the same number of columns as the Householder "
+                         f"matrix a has rows. Got a shape {a_shape} and c shape {c_shape}.")
+    return ShapedArray(c.shape, c.dtype)
+
+
+_ormqr_run = _xla_impl(ormqr_p)
+
+
+@checked_impl(ormqr_p)
+def _ormqr_impl(a: NpArray, taus: NpArray, c: NpArray, *, left: bool, transpose: bool) -> NpArray:
+    return _ormqr_run(a, taus, c, left=left, transpose=transpose)[0]
+
+
+@batching_rules.register(ormqr_p)
+def _ormqr_batching(axis_size: int, vals: list[Array], dims: list[Dim], *, left: bool,
+                    transpose: bool) -> tuple[Array, Dim]:
+    moved = [broadcast_in_dim(v, (axis_size, *_shape(v)), tuple(range(1, len(_shape(v)) + 1))) if d is None
+             else moveaxis(v, d, 0) for v, d in zip(vals, dims)]
+    out: Array = ormqr_p.bind(*moved, left=left, transpose=transpose)
+    return out, 0
+
+
+@lowering_rules.register(ormqr_p)
+def _ormqr_lowering(ctx: LoweringRuleContext, a: str, taus: str, c: str, *, left: bool, transpose: bool) -> str:
+    aval = ctx.avals_in[0]
+    name = "unmqr_ffi" if dtypes.is_complex(aval.dtype) else "ormqr_ffi"
+    config = {"left": str(left).lower(), "transpose": str(transpose).lower()}
+    return lapack.custom_call(ctx, lapack.target(name, aval.dtype), [a, taus, c], ctx.avals_in, [ctx.avals_in[2]],
+                              config, {0: 2})[0]
+
+
+def ormqr(a: ArrayLike, taus: ArrayLike, c: ArrayLike, *, left: bool = True, transpose: bool = False) -> Array:
+    """``Q @ c`` (``left``) or ``c @ Q``, ``Q`` (``Q^T``/``Q^H`` with ``transpose``) given by
+    ``geqrf``'s reflectors ``a`` and ``taus`` (LAPACK's ``ormqr``/``unmqr``, ``lax.linalg.ormqr``)."""
+    out: Array = ormqr_p.bind(_as_array(a), _as_array(taus), _as_array(c), left=bool(left), transpose=bool(transpose))
     return out
 
 

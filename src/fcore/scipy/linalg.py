@@ -25,13 +25,17 @@ from fcore.scipy._matfuncs import (
     expm_frechet as expm_frechet, funm as funm, polar as polar, rsf2csf as rsf2csf, solve_sylvester as solve_sylvester,
     sqrtm as sqrtm,
 )
-from fcore.scipy._util import promote_dtypes_inexact
+from fcore.random import PRNGKeyArray
+from fcore.scipy._eigh_tridiagonal import eigh_tridiagonal as _eigh_tridiagonal
+from fcore.scipy._util import promote_args_inexact, promote_dtypes_inexact
+from fcore.scipy.special import comb
 
 __all__ = [
     "solve_triangular", "cho_factor", "cho_solve", "cholesky", "lu", "lu_factor", "lu_solve", "expm", "block_diag",
     "eigh", "inv", "det", "qr", "svd", "solve", "schur", "hessenberg", "toeplitz", "hankel", "circulant", "companion",
     "leslie", "fiedler", "hilbert", "helmert", "hadamard", "dft", "pascal", "convolution_matrix", "polar", "sqrtm",
-    "funm", "rsf2csf", "expm_frechet", "solve_sylvester",
+    "funm", "rsf2csf", "expm_frechet", "solve_sylvester", "invhilbert", "invpascal", "fiedler_companion",
+    "qr_multiply", "eigh_tridiagonal",
 ]
 
 
@@ -179,6 +183,54 @@ def qr(a: ArrayLike, overwrite_a: bool = False, lwork: Any = None, mode: str = "
     return (q, r, *p)
 
 
+def qr_multiply(a: ArrayLike, c: ArrayLike, mode: str = "right", pivoting: bool = False, conjugate: bool = False,
+                overwrite_a: bool = False, overwrite_c: bool = False) -> Any:
+    """``(Q @ c, R)`` (``mode="left"``) or ``(c @ Q, R)`` (``"right"``) for the reduced QR
+    decomposition of ``a``, ``conj(Q)`` with ``conjugate``, and the pivots last with
+    ``pivoting``; a 1-D ``c`` is a column (left) or row (right) and comes back 1-D. Q is applied
+    with LAPACK's ``ormqr``, as JAX does (with ``pivoting``, fcore multiplies by the pivoted QR's
+    reduced Q instead: the same numbers to rounding)."""
+    x, y = promote_dtypes_inexact(fnp.asarray(a), fnp.asarray(c))
+    if mode not in ("right", "left"):
+        raise ValueError(f"mode must be 'right' or 'left', got {mode!r}")
+    onedim = y.ndim == 1
+    if onedim:
+        y = y[:, None] if mode == "left" else y[None, :]
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    if mode == "left" and y.shape[-2] != k:
+        raise ValueError(
+            f"Array shapes are not compatible for Q @ c operation: a has shape {tuple(x.shape)} so Q has {k} columns, "
+            f"but c has {y.shape[-2]} rows (expected {k})."
+        )
+    if mode == "right" and y.shape[-1] != m:
+        raise ValueError(
+            f"Array shapes are not compatible for c @ Q operation: a has shape {tuple(x.shape)} so Q has {m} rows, "
+            f"but c has {y.shape[-1]} columns (expected {m})."
+        )
+    batch = lax.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+    x = fnp.broadcast_to(x, batch + x.shape[-2:])
+    y = fnp.broadcast_to(y, batch + y.shape[-2:])
+    if pivoting:  # fcore has no public geqp3: Q from the pivoted QR, then a product
+        q, r, p = lax_linalg.qr(x, pivoting=True, full_matrices=False)
+        out = fnp.matmul(fnp.conj(q) if conjugate else q, y) if mode == "left" else fnp.matmul(
+            y, fnp.conj(q) if conjugate else q)
+        return (out.ravel() if onedim else out), r, p
+    h, taus = lax_linalg.geqrf(x)
+    if m > n and mode == "left":
+        y = fnp.concatenate([y, fnp.zeros(y.shape[:-2] + (m - k,) + y.shape[-1:], dtype=y.dtype)], axis=-2)
+    if conjugate:  # conj(Q) @ c == (c^T @ Q^H)^T: c and Q change sides
+        y = y.swapaxes(-1, -2)
+    out = lax_linalg.ormqr(h, taus, y, left=(mode == "left") != conjugate, transpose=conjugate)
+    if conjugate:
+        out = out.swapaxes(-1, -2)
+    if mode == "right":
+        out = out[..., :k]
+    if onedim:
+        out = out.ravel()
+    return out, fnp.triu(h[..., :k, :])
+
+
 def svd(a: ArrayLike, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,
         check_finite: bool = True, lapack_driver: str = "gesdd") -> Any:
     """Singular value decomposition: ``(u, s, vh)``, or ``s`` when not ``compute_uv``."""
@@ -199,6 +251,18 @@ def eigh(a: ArrayLike, b: ArrayLike | None = None, lower: bool = True, eigvals_o
     (x,) = promote_dtypes_inexact(a)
     v, w = lax_linalg.eigh(x, lower=lower)
     return w if eigvals_only else (w, v)
+
+
+def eigh_tridiagonal(d: ArrayLike, e: ArrayLike, *, eigvals_only: bool = False, select: str = "a",
+                     select_range: tuple[float, float] | None = None, tol: float | None = None,
+                     key: Array | PRNGKeyArray | None = None) -> Any:
+    """Eigenvalues (ascending; those with indices ``select_range[0]..select_range[1]`` when
+    ``select="i"``) and, unless ``eigvals_only``, eigenvectors (columns) of the Hermitian
+    tridiagonal matrix with diagonal ``d`` and superdiagonal ``e``: bisection and inverse
+    iteration from random starts drawn with ``key`` (default ``random.key(42)``), as JAX."""
+    out: Any = _eigh_tridiagonal(d, e, eigvals_only=eigvals_only, select=select, select_range=select_range, tol=tol,
+                                 key=key)
+    return out
 
 
 def inv(a: ArrayLike, overwrite_a: bool = False, check_finite: bool = True) -> Array:
@@ -478,10 +542,52 @@ def fiedler(a: ArrayLike) -> Array:
     return fnp.abs(arr[..., None] - arr[..., None, :])
 
 
+def fiedler_companion(a: ArrayLike) -> Array:
+    """The pentadiagonal Fiedler companion matrix of the polynomial with coefficients ``a``
+    (highest degree first, along the last axis): its eigenvalues are the roots."""
+    (x,) = promote_args_inexact("fiedler_companion", a)
+    x = fnp.atleast_1d(x)
+    if x.shape[-1] == 0:
+        raise ValueError(
+            f"fiedler_companion requires the last axis of 'a' to have nonzero length, but got an array of shape {x.shape}."
+        )
+    out: Array = fnp.vectorize(_fiedler_companion, signature="(n)->(m,m)")(x)
+    return out
+
+
+def _fiedler_companion(a: Array) -> Array:
+    n = a.shape[0] - 1
+    if n == 0:
+        return fnp.empty_like(a, shape=(0, 0))
+    a = a / a[0]
+    if n == 1:
+        return -a[1:].reshape(1, 1)
+    i = fnp.arange(n)[:, None]
+    j = fnp.arange(n)[None, :]
+    super_val = -a[fnp.minimum(i + 2, n)]
+    sub_val = -a[fnp.minimum(i + 1, n)]
+    i_even, i_odd = i % 2 == 0, i % 2 == 1
+    one, zero = fnp.array(1, dtype=a.dtype), fnp.array(0, dtype=a.dtype)
+    conditions = [
+        (i == 0) & (j == 0), (i == 1) & (j == 0), (j == i + 1) & i_even, (j == i + 2) & i_even,
+        (j == i - 1) & i_even & (i >= 2), (j == i - 2) & i_odd & (i >= 3),
+    ]
+    return fnp.select(conditions, [-a[1], one, super_val, one, sub_val, one], default=zero)
+
+
 def hilbert(n: int) -> Array:
     """The ``n x n`` Hilbert matrix ``1 / (i + j + 1)``."""
     a = lax.broadcasted_iota(dtypes.default_float_dtype(), (n, 1), 0)
     return 1 / (a + a.T + 1)
+
+
+def invhilbert(n: int) -> Array:
+    """The inverse of the ``n x n`` Hilbert matrix, from its closed form in binomial
+    coefficients (in floating point: no ``exact=True``)."""
+    a = fnp.arange(n, dtype=dtypes.default_float_dtype())
+    i, j = a[:, None], a[None, :]
+    s = i + j
+    return (-1.0) ** s * (s + 1.0) * comb(n + i, n - j - 1) * comb(n + j, n - i - 1) * comb(s, i) ** 2
 
 
 def helmert(n: int, full: bool = False) -> Array:
@@ -542,6 +648,23 @@ def pascal(n: int, kind: str | None = None) -> Array:
     if kind == "upper":
         return L_n.T
     return fnp.dot(L_n, L_n.T)
+
+
+def invpascal(n: int, kind: str | None = None) -> Array:
+    """The inverse of the Pascal matrix (``"symmetric"``, ``"lower"`` or ``"upper"``):
+    ``(-1)**(i - j) * binom(i, j)`` below the diagonal, transposed for upper, ``U^-1 L^-1``."""
+    kind = "symmetric" if kind is None else kind
+    valid = ["symmetric", "lower", "upper"]
+    if kind not in valid:
+        raise ValueError(f"Expected kind to be one of: {valid}; got {kind}")
+    a = fnp.arange(n, dtype=dtypes.default_float_dtype())
+    i, j = a[:, None], a[None, :]
+    l_inv = (-1.0) ** (i - j) * _binom(i, j)
+    if kind == "lower":
+        return l_inv
+    if kind == "upper":
+        return l_inv.T
+    return fnp.dot(l_inv.T, l_inv)
 
 
 def convolution_matrix(a: ArrayLike, n: int, mode: str = "full") -> Array:

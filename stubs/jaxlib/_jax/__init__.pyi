@@ -198,6 +198,12 @@ def buffer_to_dlpack_managed_tensor(
     buffer: ArrayImpl, stream: int | None = None
 ) -> CapsuleType: ...
 
+# XLA's size of ApproxTopK's reduction dimension: (output size, log2 of the reduction factor).
+def approx_top_k_reduction_output_size(
+    input_size: int, rank: int, top_k: int, recall_target: float, aggregate_to_topk: bool = True,
+    input_size_override: int = -1,
+) -> tuple[int, int]: ...
+
 from jaxlib._jax import pytree as pytree
 
 class DistributedRuntimeService:
