@@ -65,6 +65,13 @@ def _conv(lib: Any) -> Any:
     return lib.lax.conv_general_dilated(CONV_X, CONV_K, (1, 1), "SAME")
 
 
+def _rebuild(lib: Any, a: np.ndarray[Any, Any], full: bool) -> Any:
+    """``u @ diag(s) @ vh`` and ``s`` (singular vectors are unique only up to sign)."""
+    u, s, vh = lib.numpy.linalg.svd(a, full_matrices=full)
+    k = s.shape[0]
+    return (u[:, :k] * s) @ vh[:k], s
+
+
 CASES: dict[str, tuple[Case, float]] = {
     "eager elementwise": (lambda lib: lib.numpy.sin(V) * 2 + lib.numpy.exp(-V), 1e-5),
     "eager reductions": (lambda lib: (lib.numpy.sum(V), lib.numpy.max(V), lib.numpy.cumsum(V)), 1e-4),
@@ -89,6 +96,12 @@ CASES: dict[str, tuple[Case, float]] = {
     "qr": (lambda lib: lib.numpy.abs(lib.numpy.linalg.qr(A)[1]), 1e-3),
     "eigh": (lambda lib: lib.numpy.linalg.eigh(SPD)[0], 1e-3),
     "svd": (lambda lib: lib.numpy.linalg.svd(A, compute_uv=False), 1e-3),
+    "svd u s vh (reconstructed)": (lambda lib: [_rebuild(lib, a, full) for a in (A, A[:50, :40], A[:20, :10].T)
+                                                for full in (True, False)], 1e-3),
+    "lu": (lambda lib: lib.lax.linalg.lu(A), 1e-3),
+    "qr complete, batched": (lambda lib: lib.numpy.abs(lib.numpy.linalg.qr(np.stack([A, A.T]), mode="complete")[1]), 1e-3),
+    "eigh complex": (lambda lib: lib.numpy.linalg.eigvalsh(SPD + 1j * (A - A.T)), 1e-3),
+    "inv/det": (lambda lib: (lib.numpy.linalg.inv(SPD), lib.numpy.linalg.slogdet(SPD)), 1e-3),
     "bf16 matmul": (lambda lib: lib.jit(lambda a: (a @ a).astype(np.float32))(A.astype(lib.numpy.bfloat16)), 2e-2),
     "device_put/get": (lambda lib: np.asarray(lib.device_put(V) + 1), 1e-6),
 }

@@ -23,7 +23,7 @@ from fcore.backend.lowering import LoweringRuleContext, tensor_type
 from fcore.ir.avals import ShapedArray
 from fcore.ir.dtypes import DType
 
-__all__ = ["target", "custom_call", "supports"]
+__all__ = ["target", "custom_call", "on_gpu", "supports"]
 
 _PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d", np.dtype(np.complex64): "c",
            np.dtype(np.complex128): "z"}
@@ -44,6 +44,36 @@ def _register() -> None:
         _registered = True
 
 
+#: On CUDA, the cuSOLVER kernel of jax's CUDA plugin that stands for a LAPACK routine (as JAX's
+#: GPU lowerings pick them; same operands, results and column-major layouts).
+_CUSOLVER = {"getrf_ffi": "cusolver_getrf_ffi", "geqrf_ffi": "cusolver_geqrf_ffi",
+             "orgqr_ffi": "cusolver_orgqr_ffi", "ungqr_ffi": "cusolver_orgqr_ffi",
+             "syevd_ffi": "cusolver_syevd_ffi", "heevd_ffi": "cusolver_syevd_ffi", "gesvdj_ffi": "cusolver_gesvdj_ffi"}
+_cusolver_registered = False
+
+
+def _register_cusolver() -> None:
+    """Register the CUDA plugin's solver kernels with XLA (once; jax, imported in the same
+    process, may have registered them already)."""
+    global _cusolver_registered
+    with _lock:
+        if _cusolver_registered:
+            return
+        from jaxlib import gpu_solver
+
+        for name, capsule, api_version in gpu_solver.registrations()["CUDA"]:
+            try:
+                xc.register_custom_call_target(name, capsule, platform="CUDA", api_version=api_version)
+            except Exception:  # (registered before, by jax)
+                pass
+        _cusolver_registered = True
+
+
+def on_gpu() -> bool:
+    """Whether the kernels are cuSOLVER's (the CUDA client) rather than LAPACK's."""
+    return runtime.platform() in ("cuda", "gpu")  # (the CUDA plugin's client names itself "gpu")
+
+
 def supports(dtype: DType) -> bool:
     """Whether LAPACK has kernels for ``dtype`` (float32/64, complex64/128)."""
     return np.dtype(dtype) in _PREFIX
@@ -51,6 +81,15 @@ def supports(dtype: DType) -> bool:
 
 def target(fn_base: str, dtype: DType) -> str:
     """The registered FFI target for ``fn_base`` (``"getrf_ffi"``) at ``dtype``: ``lapack_sgetrf_ffi``."""
+    if on_gpu():
+        cusolver = _CUSOLVER.get(fn_base)
+        if cusolver is None:
+            raise NotImplementedError(
+                f"LAPACK's {fn_base} runs on CPU only, and fcore has no CUDA lowering of this linear-algebra "
+                "operation yet (JAX calls cuSOLVER there)"
+            )
+        _register_cusolver()
+        return cusolver
     _register()
     try:
         return f"lapack_{_PREFIX[np.dtype(dtype)]}{fn_base}"
@@ -80,7 +119,7 @@ def custom_call(
     others as typed attribute text (``"1 : i32"``); ``aliases`` maps
     a result index to the operand whose buffer it reuses (LAPACK works in place).
     """
-    if runtime.platform() != "cpu":  # (XLA would fail to compile with "No FFI handler registered")
+    if name.startswith("lapack_") and runtime.platform() != "cpu":  # (XLA: "No FFI handler registered")
         raise NotImplementedError(
             f"{name} is a LAPACK kernel, which XLA runs on CPU only: fcore has no {runtime.platform()} lowering of "
             "this linear-algebra operation yet (JAX calls cuSOLVER there)"

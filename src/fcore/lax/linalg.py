@@ -984,12 +984,16 @@ def _eigh_lowering(ctx: LoweringRuleContext, x: str, *, lower: bool, sort_eigenv
     n = aval.shape[-1]
     if not (subset_by_index is None or subset_by_index == (0, n)):
         raise NotImplementedError("subset_by_index not supported on CPU and GPU")
-    if algorithm in (EighImplementation.JACOBI, EighImplementation.QDWH):
+    if algorithm == EighImplementation.QDWH or (algorithm == EighImplementation.JACOBI and not lapack.on_gpu()):
         raise NotImplementedError(f"the {algorithm.name} implementation of eigh is not supported on CPU")
     info = ShapedArray(aval.shape[:-2], dtypes.to_dtype(np.int32))
     fn = ("heevd_ffi" if dtypes.is_complex(aval.dtype) else "syevd_ffi")
+    config: dict[str, int | str] = {"mode": ord("V"), "uplo": ord("L" if lower else "U")}
+    if lapack.on_gpu():  # cuSOLVER's attributes: the triangle, and QR (1) or Jacobi (2), 0 its default
+        config = {"lower": "true" if lower else "false",
+                  "algorithm": {None: 0, EighImplementation.QR: 1}.get(algorithm, 2)}
     v, w, code = lapack.custom_call(ctx, lapack.target(fn, aval.dtype), [x], [aval], [v_aval, w_aval, info],
-                                    {"mode": ord("V"), "uplo": ord("L" if lower else "U")}, {0: 0})
+                                    config, {0: 0})
     return _inline(ctx, lambda a, b, i: _nan_where_failed(i, False, a, b), [v, w, code], [v_aval, w_aval, info],
                    "eigh_nan")
 
@@ -1130,6 +1134,8 @@ def _svd_lowering(ctx: LoweringRuleContext, x: str, *, full_matrices: bool, comp
             return outs
 
         return _inline(ctx, empty, [x], [aval], "svd_empty")
+    if lapack.on_gpu():
+        return _svd_gesvdj(ctx, x, full_matrices=full_matrices, compute_uv=compute_uv, algorithm=algorithm)
     if algorithm in (SvdAlgorithm.JACOBI, SvdAlgorithm.POLAR):
         raise NotImplementedError("The SVD Jacobi and Polar algorithms are not implemented on CPU.")
     driver = "gesvd_ffi" if algorithm == SvdAlgorithm.QR else "gesdd_ffi"
@@ -1145,6 +1151,39 @@ def _svd_lowering(ctx: LoweringRuleContext, x: str, *, full_matrices: bool, comp
     return _inline(ctx, lambda a, b, c, i: _nan_where_failed(i, False, a, b, c), [s, u, vt, code],
                    [s_aval, u_aval, vt_aval, info], "svd_nan")
 
+
+
+def _svd_gesvdj(ctx: LoweringRuleContext, x: str, *, full_matrices: bool, compute_uv: bool,
+                algorithm: SvdAlgorithm | None) -> list[str]:
+    """On CUDA, cuSOLVER's Jacobi SVD (``gesvdj``), which JAX picks for matrices up to 1024 x 1024
+    (it returns ``v``, not ``vh``; its economy mode only pays above 32 x 32)."""
+    aval = ctx.avals_in[0]
+    *batch, m, n = aval.shape
+    if algorithm not in (None, SvdAlgorithm.JACOBI) or m > 1024 or n > 1024:
+        raise NotImplementedError(
+            "on CUDA fcore has cuSOLVER's Jacobi SVD only, for matrices up to 1024 x 1024 (JAX also calls gesvd "
+            "and gesvdp there)"
+        )
+    k = min(m, n)
+    econ = not full_matrices and m > 32 and n > 32
+    s_aval = ctx.avals_out[0]
+    u_aval = ShapedArray((*batch, m, k if econ else m), aval.dtype)
+    v_aval = ShapedArray((*batch, n, k if econ else n), aval.dtype)
+    info = ShapedArray(tuple(batch), dtypes.to_dtype(np.int32))
+    flags: dict[str, int | str] = {"full_matrices": "false" if econ else "true",
+                                   "compute_uv": "true" if compute_uv else "false"}
+    _, s, u, v, code = lapack.custom_call(ctx, lapack.target("gesvdj_ffi", aval.dtype), [x], [aval],
+                                          [aval, s_aval, u_aval, v_aval, info], flags, {0: 0})
+    if not compute_uv:
+        return _inline(ctx, lambda a, i: _nan_where_failed(i, False, a), [s, code], [s_aval, info], "svd_nan")
+
+    def finish(s_: Array, u_: Array, v_: Array, i: Array) -> list[Array]:
+        vt = _H(v_)
+        if not full_matrices and not econ:
+            u_, vt = _rows(u_, 0, k, -1), _rows(vt, 0, k, -2)
+        return _nan_where_failed(i, False, s_, u_, vt)
+
+    return _inline(ctx, finish, [s, u, v, code], [s_aval, u_aval, v_aval, info], "svd_gesvdj")
 
 
 def svd(x: ArrayLike, *, full_matrices: bool = True, compute_uv: bool = True,
