@@ -1,0 +1,329 @@
+"""Mutable array references: ``fcore.new_ref``, ``fcore.Ref`` and ``fcore.ref``'s operations.
+
+As in JAX 0.10 (``jax.new_ref``), a ``Ref`` is a mutable box for an array, read with
+``ref[idx]`` and written with ``ref[idx] = v`` / ``ref[idx] += v``. fcore discharges refs while
+tracing (``fcore.interpreters.ref_frames``): a ref holds its current value, reads return it,
+writes rebind it (``x.at[idx].set``), so staged programs hold no ref primitives. A ref is not an
+array: arithmetic on it is a ``TypeError``, as in JAX.
+"""
+
+from __future__ import annotations
+
+from typing import Any, overload
+
+import attrs
+import numpy as np
+
+import fcore.numpy as fnp
+from fcore.api._diff_args import type_str, typeof as _typeof
+from fcore.interpreters.array import Array, ArrayImpl
+from fcore.interpreters.ref_frames import RefFrame, RefHolder, current_frame
+from fcore.interpreters.stack import current_trace
+from fcore.interpreters.trace import Trace, Tracer
+from fcore.ir import dtypes
+from fcore.ir.avals import ShapedArray
+from fcore.transforms.batching import BatchTrace
+from fcore.transforms.jvp import JVPTrace
+
+
+@attrs.frozen(slots=True)
+class AbstractRef:
+    """The type of a ``Ref``: ``Ref{float32[3]}`` (JAX's ``jax.ref.AbstractRef``)."""
+
+    inner_aval: ShapedArray
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.inner_aval.shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return self.inner_aval.dtype
+
+    @property
+    def weak_type(self) -> bool:
+        return self.inner_aval.weak_type
+
+    @property
+    def ndim(self) -> int:
+        return len(self.inner_aval.shape)
+
+    @property
+    def size(self) -> int:
+        return self.inner_aval.size
+
+    def __str__(self) -> str:
+        return f"Ref{{{type_str(self.shape, self.dtype)}}}"
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+Index = Any  # what NumPy indexing accepts: ints, slices, arrays, ``...``, ``None``, tuples
+
+
+class Ref(RefHolder):
+    """A mutable array reference (``jax.Ref``); made by ``new_ref``."""
+
+    __slots__ = ()
+
+    def __init__(self, value: Array) -> None:
+        self._aval = ShapedArray(value.shape, value.dtype, False)
+        self._frame = current_frame.get()
+        self._home = current_trace()
+        self._value = value
+        self._valid = ""
+
+    # -- type ---------------------------------------------------------------------------
+    @property
+    def aval(self) -> AbstractRef:
+        return AbstractRef(self._aval)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._aval.shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return self._aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._aval.shape)
+
+    @property
+    def size(self) -> int:
+        return self._aval.size
+
+    def __len__(self) -> int:
+        if not self._aval.shape:
+            raise TypeError("len() of unsized object")
+        return self._aval.shape[0]
+
+    # -- access ---------------------------------------------------------------------------
+    def __getitem__(self, idx: Index) -> Array:
+        return get(self, idx)
+
+    def __setitem__(self, idx: Index, value: Any) -> None:
+        swap(self, idx, value, _op="swap")
+
+    @property
+    def at(self) -> Any:
+        raise NotImplementedError  # as JAX's ``Ref.at``: index the ref itself instead
+
+    def __repr__(self) -> str:
+        value = self._value
+        if type(value) is ArrayImpl:
+            text = repr(value)
+            return "Ref" + text[len("Array"):] if text.startswith("Array(") else f"Ref({text})"
+        return f"Ref({value!r})"
+
+    __str__ = __repr__
+
+
+def is_ref(x: object) -> bool:
+    return isinstance(x, Ref)
+
+
+# -- the value as seen here ----------------------------------------------------------------
+def _frame_of(ref: Ref) -> RefFrame | None:
+    """The frame through which ``ref`` is seen here; ``None`` where it is its own frame."""
+    frame = current_frame.get()
+    return None if frame is ref._frame or frame is None else frame
+
+
+def _check_valid(ref: Ref, op: str) -> None:
+    if ref._valid:
+        weak = "~" if ref._valid == "frozen" else ""
+        raise ValueError(f"`{op}` must be called on `Ref` types: {weak}{ref._aval.str_short()}.")
+
+
+def read(ref: Ref, op: str = "get") -> Any:
+    """The ref's whole current value where it is used now (lifted into a staged program)."""
+    _check_valid(ref, op)
+    frame = _frame_of(ref)
+    return ref._value if frame is None else frame.read(ref)
+
+
+def _home_trace(ref: Ref, frame: RefFrame | None) -> Trace:
+    """The trace the ref's value lives in here: its own, or the staged program it is lifted into."""
+    if frame is None or frame.trace is None:
+        return ref._home
+    return frame.trace
+
+
+def _check_write_from_inside(ref: Ref, value: Any, home: Trace) -> None:
+    """JAX's errors for a write into a ref made outside a ``grad``/``jvp`` (of a value that
+    depends on the differentiated inputs) or a ``vmap`` (of any value)."""
+    trace: Trace | None = current_trace()
+    inner: set[int] = set()
+    batched = False
+    while trace is not None and trace is not home:
+        inner.add(id(trace))
+        batched = batched or isinstance(trace, BatchTrace)
+        trace = getattr(trace, "parent", None)
+    if not inner:
+        return
+    ty = f"Ref{{{ref._aval.str_short()}}}"
+    if batched:
+        raise Exception(  # noqa: TRY002 - JAX raises a plain Exception here
+            f"performing a set/swap operation with vmapped value on an unbatched array reference of type {ty}. "
+            "Move the array reference to be an argument to the vmapped function?"
+        )
+    if isinstance(value, Tracer) and id(value._trace) in inner:
+        what = "a differentiated value" if isinstance(value._trace, JVPTrace) else "a traced value"
+        raise Exception(  # noqa: TRY002 - JAX raises a plain Exception here
+            f"performing a set/swap operation with {what} on a non-differentiated array reference of type {ty}. "
+            "Move the array reference to be an argument of the differentiated function?"
+        )
+
+
+def write(ref: Ref, value: Any, op: str = "swap") -> None:
+    """Rebind the ref's whole value where it is used now."""
+    _check_valid(ref, op)
+    frame = _frame_of(ref)
+    if frame is not None and frame.trace is None:
+        frame.read(ref)  # a body that refuses outer refs: its error
+    _check_write_from_inside(ref, value, _home_trace(ref, frame))
+    if frame is None:
+        ref._value = value
+    else:
+        frame.write(ref, value)
+
+
+# -- the public operations -----------------------------------------------------------------
+def _whole(idx: Index) -> bool:
+    return idx is None or idx is Ellipsis or (type(idx) is tuple and (idx == () or idx == (Ellipsis,)))
+
+
+def _check_ref(ref: object, op: str) -> Ref:
+    if not isinstance(ref, Ref):
+        raise ValueError(f"Can only call `{op}` on a `Ref`: {ref}.")
+    return ref
+
+
+def _check_bounds(ref: Ref, idx: Index) -> None:
+    """JAX's error for a static integer index past the end of its axis."""
+    items = idx if type(idx) is tuple else (idx,)
+    if Ellipsis in items:
+        return
+    for dim, i in zip(ref._aval.shape, items):
+        if type(i) is int and i >= dim:
+            raise ValueError(f"Out of bound indexer: idx={i}, dim={dim}.")
+
+
+def get(ref: Ref, idx: Index = None) -> Array:
+    """``ref[idx]``: the indexed part of the ref's current value."""
+    _check_ref(ref, "ref_get")
+    value = read(ref)
+    if _whole(idx):
+        return value  # type: ignore[no-any-return]
+    _check_bounds(ref, idx)
+    return value[idx]  # type: ignore[no-any-return]
+
+
+def _weak_kind(dt: np.dtype[Any]) -> str:
+    return "int" if dtypes.is_integer(dt) else np.dtype(dt).kind
+
+
+def _coerce(ref: Ref, idx: Index, value: Any, op: str, current: Any) -> Array:
+    """``value`` as an array of the ref's dtype and indexed shape, or JAX's ``ValueError``."""
+    try:
+        val = fnp.asarray(value)
+    except TypeError:
+        raise TypeError(f"Value of type {type(value)} cannot be stored in a Ref.") from None
+    dt, ref_dt = val.dtype, ref._aval.dtype
+    if dt != ref_dt:
+        weak = isinstance(value, (int, float, complex)) and not isinstance(value, bool) or val.weak_type
+        if weak and _weak_kind(dt) == _weak_kind(ref_dt):
+            val = val.astype(ref_dt)
+        else:
+            what = "dtype" if op == "swap" else "shape"  # JAX's message says "Value shape" for addupdate
+            raise ValueError(f"Invalid dtype for `{op}`. Ref dtype: {dtypes.dtype_name(ref_dt)}. "
+                             f"Value {what}: {dtypes.dtype_name(dt)}. ")
+    expected = ref._aval.shape if _whole(idx) else current[idx].shape
+    if val.shape != expected:
+        transforms = "()" if _whole(idx) else f"({idx!r},)"
+        raise ValueError(
+            f"Invalid shape for `{op}`. Ref shape: {ref._aval.shape}. Expected shape: {expected}. "
+            f"Value shape: {val.shape}. Transforms: {transforms}. "
+        )
+    return val
+
+
+def swap(ref: Ref, idx: Index, value: Any, _function_name: str = "ref_swap", *, _op: str = "swap") -> Array:
+    """Store ``value`` at ``ref[idx]``; return what was there."""
+    _check_ref(ref, _function_name)
+    current = read(ref, _op)
+    if not _whole(idx):
+        _check_bounds(ref, idx)
+    val = _coerce(ref, idx, value, _op, current)
+    if _whole(idx):
+        write(ref, val, _op)
+        return current  # type: ignore[no-any-return]
+    old = current[idx]
+    write(ref, current.at[idx].set(val), _op)
+    return old  # type: ignore[no-any-return]
+
+
+def ref_set(ref: Ref, idx: Index, value: Any) -> None:
+    """``ref[idx] = value`` (``fcore.ref.set``)."""
+    swap(ref, idx, value, "ref_set")
+
+
+def addupdate(ref: Ref, idx: Index, x: Any) -> None:
+    """``ref[idx] += x``, as one update."""
+    _check_ref(ref, "ref_addupdate")
+    current = read(ref, "addupdate")
+    if not _whole(idx):
+        _check_bounds(ref, idx)
+    val = _coerce(ref, idx, x, "addupdate", current)
+    new = current + val if _whole(idx) else current.at[idx].add(val)
+    write(ref, new, "addupdate")
+
+
+def new_ref(init_val: Any, *, memory_space: Any = None, kind: str | None = None) -> Ref:
+    """A new mutable reference holding ``init_val`` (any array-like; its dtype and weak type)."""
+    if isinstance(init_val, Ref):
+        raise TypeError("new_ref expects an array, not a Ref: read it first (ref[...]).")
+    if not isinstance(init_val, (Array, np.ndarray, np.generic, bool, int, float, complex)):
+        raise TypeError(
+            "Error interpreting argument to new_ref as a JAX value. The problematic value is of type "
+            f"{type(init_val)} and was passed to new_ref at position 0.\n"
+        )
+    return Ref(fnp.asarray(init_val))
+
+
+def freeze(ref: Ref | Array) -> Array:
+    """The ref's current value; the ref cannot be used afterwards (an array: itself)."""
+    if not isinstance(ref, Ref):
+        return fnp.asarray(ref)
+    value = read(ref, "freeze")
+    ref._valid = "frozen"
+    return value  # type: ignore[no-any-return]
+
+
+def empty_ref(ty: Any, memory_space: Any = None) -> Ref:
+    """A new ref of ``ty``'s shape and dtype (a ``ShapeDtypeStruct`` or aval), contents unspecified
+    (fcore fills it with zeros)."""
+    return Ref(fnp.zeros(ty.shape, ty.dtype))
+
+
+def free_ref(ref: Ref) -> None:
+    """Mark ``ref`` as no longer used: any later use is an error."""
+    _check_ref(ref, "free_ref")
+    _check_valid(ref, "free_ref")
+    ref._valid = "freed"
+
+
+@overload
+def typeof(x: Ref) -> AbstractRef: ...
+@overload
+def typeof(x: Any) -> ShapedArray: ...
+
+
+def typeof(x: Any) -> ShapedArray | AbstractRef:
+    """``fcore.typeof``: a ref's ``AbstractRef``, any other value's aval."""
+    if isinstance(x, Ref):
+        return x.aval
+    return _typeof(x)
