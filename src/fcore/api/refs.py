@@ -9,21 +9,25 @@ array: arithmetic on it is a ``TypeError``, as in JAX.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, overload
 
 import attrs
 import numpy as np
 
-import fcore.numpy as fnp
 from fcore.api._diff_args import type_str, typeof as _typeof
 from fcore.interpreters.array import Array, ArrayImpl
-from fcore.interpreters.ref_frames import RefFrame, RefHolder, current_frame
+from fcore.interpreters.eval import to_numpy_arg
+from fcore.interpreters.ref_frames import RefFrame, RefHolder, current_frame, ref_frame
+from fcore.interpreters.staging import StagingTrace
 from fcore.interpreters.stack import current_trace
 from fcore.interpreters.trace import Trace, Tracer
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray
 from fcore.transforms.batching import BatchTrace
-from fcore.transforms.jvp import JVPTrace
+from fcore.transforms.ad_util import Zero
+from fcore.transforms.jvp import JVPTrace, JVPTracer
 
 
 @attrs.frozen(slots=True)
@@ -68,7 +72,7 @@ class Ref(RefHolder):
     __slots__ = ()
 
     def __init__(self, value: Array) -> None:
-        self._aval = ShapedArray(value.shape, value.dtype, False)
+        self._inner_aval = ShapedArray(value.shape, value.dtype, False)
         self._frame = current_frame.get()
         self._home = current_trace()
         self._value = value
@@ -77,28 +81,28 @@ class Ref(RefHolder):
     # -- type ---------------------------------------------------------------------------
     @property
     def aval(self) -> AbstractRef:
-        return AbstractRef(self._aval)
+        return AbstractRef(self._inner_aval)
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self._aval.shape
+        return self._inner_aval.shape
 
     @property
     def dtype(self) -> np.dtype[Any]:
-        return self._aval.dtype
+        return self._inner_aval.dtype
 
     @property
     def ndim(self) -> int:
-        return len(self._aval.shape)
+        return len(self._inner_aval.shape)
 
     @property
     def size(self) -> int:
-        return self._aval.size
+        return self._inner_aval.size
 
     def __len__(self) -> int:
-        if not self._aval.shape:
+        if not self._inner_aval.shape:
             raise TypeError("len() of unsized object")
-        return self._aval.shape[0]
+        return self._inner_aval.shape[0]
 
     # -- access ---------------------------------------------------------------------------
     def __getitem__(self, idx: Index) -> Array:
@@ -125,6 +129,20 @@ def is_ref(x: object) -> bool:
     return isinstance(x, Ref)
 
 
+_ARRAY_LIKE = (np.ndarray, np.generic, bool, int, float, complex)
+
+
+def as_array(x: object) -> Array:
+    """``x`` as an fcore array (tracers as they are); ``TypeError`` for anything else. (Array
+    methods and operators are used below; ``fcore.numpy`` installs them, and imports this.)"""
+    if isinstance(x, Array):
+        return x
+    if isinstance(x, _ARRAY_LIKE):
+        arr, weak = to_numpy_arg(x)
+        return ArrayImpl(arr, weak)
+    raise TypeError(f"Value of type {type(x)} cannot be stored in a Ref.")
+
+
 # -- the value as seen here ----------------------------------------------------------------
 def _frame_of(ref: Ref) -> RefFrame | None:
     """The frame through which ``ref`` is seen here; ``None`` where it is its own frame."""
@@ -135,7 +153,7 @@ def _frame_of(ref: Ref) -> RefFrame | None:
 def _check_valid(ref: Ref, op: str) -> None:
     if ref._valid:
         weak = "~" if ref._valid == "frozen" else ""
-        raise ValueError(f"`{op}` must be called on `Ref` types: {weak}{ref._aval.str_short()}.")
+        raise ValueError(f"`{op}` must be called on `Ref` types: {weak}{ref._inner_aval.str_short()}.")
 
 
 def read(ref: Ref, op: str = "get") -> Any:
@@ -152,9 +170,10 @@ def _home_trace(ref: Ref, frame: RefFrame | None) -> Trace:
     return frame.trace
 
 
-def _check_write_from_inside(ref: Ref, value: Any, home: Trace) -> None:
-    """JAX's errors for a write into a ref made outside a ``grad``/``jvp`` (of a value that
-    depends on the differentiated inputs) or a ``vmap`` (of any value)."""
+def _outside_value(ref: Ref, value: Any, home: Trace) -> Any:
+    """``value`` as stored into a ref whose value lives in trace ``home``: a tangent-free value
+    of a ``grad``/``jvp`` inside loses its (zero) tangent; a differentiated one, or any value
+    written inside a ``vmap``, is JAX's error."""
     trace: Trace | None = current_trace()
     inner: set[int] = set()
     batched = False
@@ -163,19 +182,22 @@ def _check_write_from_inside(ref: Ref, value: Any, home: Trace) -> None:
         batched = batched or isinstance(trace, BatchTrace)
         trace = getattr(trace, "parent", None)
     if not inner:
-        return
-    ty = f"Ref{{{ref._aval.str_short()}}}"
+        return value
+    ty = f"Ref{{{ref._inner_aval.str_short()}}}"
     if batched:
         raise Exception(  # noqa: TRY002 - JAX raises a plain Exception here
             f"performing a set/swap operation with vmapped value on an unbatched array reference of type {ty}. "
             "Move the array reference to be an argument to the vmapped function?"
         )
+    while type(value) is JVPTracer and id(value._trace) in inner and type(value.tangent) is Zero:
+        value = value.primal
     if isinstance(value, Tracer) and id(value._trace) in inner:
         what = "a differentiated value" if isinstance(value._trace, JVPTrace) else "a traced value"
         raise Exception(  # noqa: TRY002 - JAX raises a plain Exception here
             f"performing a set/swap operation with {what} on a non-differentiated array reference of type {ty}. "
             "Move the array reference to be an argument of the differentiated function?"
         )
+    return value
 
 
 def write(ref: Ref, value: Any, op: str = "swap") -> None:
@@ -184,7 +206,7 @@ def write(ref: Ref, value: Any, op: str = "swap") -> None:
     frame = _frame_of(ref)
     if frame is not None and frame.trace is None:
         frame.read(ref)  # a body that refuses outer refs: its error
-    _check_write_from_inside(ref, value, _home_trace(ref, frame))
+    value = _outside_value(ref, value, _home_trace(ref, frame))
     if frame is None:
         ref._value = value
     else:
@@ -207,7 +229,7 @@ def _check_bounds(ref: Ref, idx: Index) -> None:
     items = idx if type(idx) is tuple else (idx,)
     if Ellipsis in items:
         return
-    for dim, i in zip(ref._aval.shape, items):
+    for dim, i in zip(ref._inner_aval.shape, items):
         if type(i) is int and i >= dim:
             raise ValueError(f"Out of bound indexer: idx={i}, dim={dim}.")
 
@@ -228,11 +250,8 @@ def _weak_kind(dt: np.dtype[Any]) -> str:
 
 def _coerce(ref: Ref, idx: Index, value: Any, op: str, current: Any) -> Array:
     """``value`` as an array of the ref's dtype and indexed shape, or JAX's ``ValueError``."""
-    try:
-        val = fnp.asarray(value)
-    except TypeError:
-        raise TypeError(f"Value of type {type(value)} cannot be stored in a Ref.") from None
-    dt, ref_dt = val.dtype, ref._aval.dtype
+    val = as_array(value)
+    dt, ref_dt = val.dtype, ref._inner_aval.dtype
     if dt != ref_dt:
         weak = isinstance(value, (int, float, complex)) and not isinstance(value, bool) or val.weak_type
         if weak and _weak_kind(dt) == _weak_kind(ref_dt):
@@ -241,11 +260,11 @@ def _coerce(ref: Ref, idx: Index, value: Any, op: str, current: Any) -> Array:
             what = "dtype" if op == "swap" else "shape"  # JAX's message says "Value shape" for addupdate
             raise ValueError(f"Invalid dtype for `{op}`. Ref dtype: {dtypes.dtype_name(ref_dt)}. "
                              f"Value {what}: {dtypes.dtype_name(dt)}. ")
-    expected = ref._aval.shape if _whole(idx) else current[idx].shape
+    expected = ref._inner_aval.shape if _whole(idx) else current[idx].shape
     if val.shape != expected:
         transforms = "()" if _whole(idx) else f"({idx!r},)"
         raise ValueError(
-            f"Invalid shape for `{op}`. Ref shape: {ref._aval.shape}. Expected shape: {expected}. "
+            f"Invalid shape for `{op}`. Ref shape: {ref._inner_aval.shape}. Expected shape: {expected}. "
             f"Value shape: {val.shape}. Transforms: {transforms}. "
         )
     return val
@@ -286,18 +305,18 @@ def new_ref(init_val: Any, *, memory_space: Any = None, kind: str | None = None)
     """A new mutable reference holding ``init_val`` (any array-like; its dtype and weak type)."""
     if isinstance(init_val, Ref):
         raise TypeError("new_ref expects an array, not a Ref: read it first (ref[...]).")
-    if not isinstance(init_val, (Array, np.ndarray, np.generic, bool, int, float, complex)):
+    if not isinstance(init_val, (Array, *_ARRAY_LIKE)):
         raise TypeError(
             "Error interpreting argument to new_ref as a JAX value. The problematic value is of type "
             f"{type(init_val)} and was passed to new_ref at position 0.\n"
         )
-    return Ref(fnp.asarray(init_val))
+    return Ref(as_array(init_val))
 
 
 def freeze(ref: Ref | Array) -> Array:
     """The ref's current value; the ref cannot be used afterwards (an array: itself)."""
     if not isinstance(ref, Ref):
-        return fnp.asarray(ref)
+        return as_array(ref)
     value = read(ref, "freeze")
     ref._valid = "frozen"
     return value  # type: ignore[no-any-return]
@@ -306,7 +325,7 @@ def freeze(ref: Ref | Array) -> Array:
 def empty_ref(ty: Any, memory_space: Any = None) -> Ref:
     """A new ref of ``ty``'s shape and dtype (a ``ShapeDtypeStruct`` or aval), contents unspecified
     (fcore fills it with zeros)."""
-    return Ref(fnp.zeros(ty.shape, ty.dtype))
+    return Ref(ArrayImpl(np.zeros(ty.shape, dtypes.canonicalize_dtype(ty.dtype))))
 
 
 def free_ref(ref: Ref) -> None:
@@ -327,3 +346,92 @@ def typeof(x: Any) -> ShapedArray | AbstractRef:
     if isinstance(x, Ref):
         return x.aval
     return _typeof(x)
+
+
+# -- staged programs (jit, make_jaxpr) -------------------------------------------------------
+def ref_positions(flat: Sequence[object]) -> tuple[int, ...]:
+    """Where the flat arguments of a staged function are refs."""
+    return tuple([i for i, x in enumerate(flat) if isinstance(x, Ref)])
+
+
+def check_unaliased(flat: Sequence[object], positions: tuple[int, ...], names: Sequence[str], where: str) -> None:
+    """JAX's error for one ref passed as two arguments."""
+    seen: dict[int, int] = {}
+    for i in positions:
+        first = seen.setdefault(id(flat[i]), i)
+        if first != i:
+            raise ValueError(
+                "only one reference to a mutable array may be passed as an argument to a function, but when "
+                f"tracing {where} for jit the mutable array reference of type {typeof(flat[i])} appeared at both "
+                f"{names[first]} and {names[i]}."
+            )
+
+
+def check_not_ref_output(leaf: object, where: str, args: Sequence[object]) -> None:
+    """JAX's error for a ref among a jitted function's results."""
+    if isinstance(leaf, Ref):
+        origin = (
+            "was passed in as an argument" if any(a is leaf for a in args) else "was created inside the function"
+        )
+        raise ValueError(
+            f"function {where} traced for jit returned a mutable array reference of type {leaf.aval}, but mutable "
+            f"array references cannot be returned.\n\nThe returned mutable array {origin}."
+        )
+
+
+class RefStaging:
+    """The refs of one staged function: its ref arguments become inputs (fresh refs inside,
+    holding the input tracers) and so do the refs from outside it uses (``closed``, found while
+    tracing); the final value of each is an extra output, after the function's own."""
+
+    __slots__ = ("positions", "inner", "frame", "closed", "written", "written_closed")
+
+    def __init__(self, positions: tuple[int, ...]) -> None:
+        self.positions = positions
+        self.inner: list[Ref] = []
+        self.frame: RefFrame | None = None
+        self.closed: list[Ref] = []
+        self.written: list[int] = []
+        self.written_closed: list[Ref] = []
+
+    @contextmanager
+    def staging(self, leaves: Sequence[Any]) -> Iterator[list[Any]]:
+        """While the function is traced: ``leaves`` with a ref at each ref position."""
+        trace = current_trace()
+        assert isinstance(trace, StagingTrace)
+        self.frame = frame = RefFrame(trace)
+        with ref_frame(frame):
+            leaves = list(leaves)
+            for i in self.positions:
+                ref = Ref(leaves[i])
+                leaves[i] = ref
+                self.inner.append(ref)
+            yield leaves
+
+    def extra_outputs(self, leaves: Sequence[Any]) -> list[Any]:
+        """The final values of the refs written to, to append to the traced function's outputs
+        (called still inside; ``leaves`` are the input tracers)."""
+        frame = self.frame
+        assert frame is not None
+        self.closed = [ref for ref in frame.outer_refs() if isinstance(ref, Ref)]
+        self.written = [i for i, ref in zip(self.positions, self.inner) if ref._value is not leaves[i]]
+        self.written_closed = [ref for ref in self.closed if frame.written(ref)]
+        finals = [ref._value for i, ref in zip(self.positions, self.inner) if i in self.written]
+        return finals + [frame.read(ref) for ref in self.written_closed]
+
+    def call_args(self, flat: Sequence[Any]) -> list[Any]:
+        """``flat`` with each ref argument's value, then the outer refs' values, read here."""
+        args = list(flat)
+        for i in self.positions:
+            args[i] = read(args[i])
+        return args + [read(ref) for ref in self.closed]
+
+    def write_back(self, flat: Sequence[Any], outs: Sequence[Any]) -> list[Any]:
+        """Store the extra outputs into the refs written to; return the function's own outputs."""
+        targets: list[Ref] = [flat[i] for i in self.written] + self.written_closed
+        if not targets:
+            return list(outs)
+        n = len(targets)
+        for ref, value in zip(targets, outs[len(outs) - n :]):
+            write(ref, value)
+        return list(outs[: len(outs) - n])

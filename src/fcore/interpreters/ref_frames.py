@@ -28,9 +28,9 @@ class RefHolder:
     """What a frame needs of a ref: its aval, the frame it was made in, the trace its value
     lives in (``fcore.api.refs.Ref`` is the public class)."""
 
-    __slots__ = ("_aval", "_frame", "_home", "_value", "_valid", "__weakref__")
+    __slots__ = ("_inner_aval", "_frame", "_home", "_value", "_valid", "__weakref__")
 
-    _aval: ShapedArray
+    _inner_aval: ShapedArray
     _frame: RefFrame | None
     _home: Trace
     _value: Any
@@ -44,16 +44,18 @@ class RefFrame:
     input tracer of ``trace`` at first, then whatever was written. ``refused`` names the
     staged body for the error, where lifting is not supported (``trace`` is then unused)."""
 
-    __slots__ = ("trace", "refused", "lifted")
+    __slots__ = ("trace", "refused", "lifted", "inputs")
 
     def __init__(self, trace: StagingTrace | None, refused: str = "") -> None:
         self.trace = trace
         self.refused = refused
         self.lifted: dict[int, tuple[RefHolder, Any]] = {}
+        #: The input tracer of each lifted ref (by identity): unchanged refs are not outputs.
+        self.inputs: dict[int, Any] = {}
 
     def _refuse(self, ref: RefHolder) -> None:
         raise NotImplementedError(
-            f"a mutable array reference (Ref{{{ref._aval.str_short()}}}) created outside {self.refused} "
+            f"a mutable array reference (Ref{{{ref._inner_aval.str_short()}}}) created outside {self.refused} "
             f"was used inside it; fcore supports refs from outside only in jit and make_jaxpr. "
             "Pass the value in and out of the body explicitly (e.g. as part of the loop carry)."
         )
@@ -65,8 +67,9 @@ class RefFrame:
         if self.trace is None:
             self._refuse(ref)
         assert self.trace is not None
-        tracer: StagingTracer = self.trace.new_arg(ref._aval)
+        tracer: StagingTracer = self.trace.new_arg(ref._inner_aval)
         self.lifted[id(ref)] = (ref, tracer)
+        self.inputs[id(ref)] = tracer
         return tracer
 
     def write(self, ref: RefHolder, value: Any) -> None:
@@ -78,8 +81,9 @@ class RefFrame:
         """The lifted refs, in the order of the staged program's extra inputs."""
         return [ref for ref, _ in self.lifted.values()]
 
-    def final_values(self) -> list[Any]:
-        return [value for _, value in self.lifted.values()]
+    def written(self, ref: RefHolder) -> bool:
+        """Whether ``ref`` (lifted) holds another value than its input now."""
+        return self.lifted[id(ref)][1] is not self.inputs[id(ref)]
 
 
 #: The innermost staged program's frame; ``None`` outside any (eager code).
