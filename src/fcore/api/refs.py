@@ -109,7 +109,7 @@ class Ref(RefHolder):
         return get(self, idx)
 
     def __setitem__(self, idx: Index, value: Any) -> None:
-        swap(self, idx, value, _op="swap")
+        _store(self, idx, value, "ref_set")
 
     @property
     def at(self) -> Any:
@@ -248,9 +248,28 @@ def _weak_kind(dt: np.dtype[Any]) -> str:
     return "int" if dtypes.is_integer(dt) else np.dtype(dt).kind
 
 
+def _indexed_shape(ref: Ref, idx: Index, current: Any) -> tuple[int, ...]:
+    """The shape of ``current[idx]``; found on a zero-size NumPy view where the index is static
+    (so no indexing is staged just for a check)."""
+    if _whole(idx):
+        return ref._inner_aval.shape
+    items = idx if type(idx) is tuple else (idx,)
+    if all(i is None or i is Ellipsis or type(i) in (int, slice) for i in items):
+        view: np.ndarray[Any, Any] = np.broadcast_to(np.empty((), np.bool_), ref._inner_aval.shape)
+        return view[idx].shape
+    return current[idx].shape  # type: ignore[no-any-return]
+
+
 def _coerce(ref: Ref, idx: Index, value: Any, op: str, current: Any) -> Array:
     """``value`` as an array of the ref's dtype and indexed shape, or JAX's ``ValueError``."""
     val = as_array(value)
+    expected = _indexed_shape(ref, idx, current)
+    if val.shape != expected:
+        transforms = "()" if _whole(idx) else f"({idx!r},)"
+        raise ValueError(
+            f"Invalid shape for `{op}`. Ref shape: {ref._inner_aval.shape}. Expected shape: {expected}. "
+            f"Value shape: {val.shape}. Transforms: {transforms}. "
+        )
     dt, ref_dt = val.dtype, ref._inner_aval.dtype
     if dt != ref_dt:
         weak = isinstance(value, (int, float, complex)) and not isinstance(value, bool) or val.weak_type
@@ -260,34 +279,29 @@ def _coerce(ref: Ref, idx: Index, value: Any, op: str, current: Any) -> Array:
             what = "dtype" if op == "swap" else "shape"  # JAX's message says "Value shape" for addupdate
             raise ValueError(f"Invalid dtype for `{op}`. Ref dtype: {dtypes.dtype_name(ref_dt)}. "
                              f"Value {what}: {dtypes.dtype_name(dt)}. ")
-    expected = ref._inner_aval.shape if _whole(idx) else current[idx].shape
-    if val.shape != expected:
-        transforms = "()" if _whole(idx) else f"({idx!r},)"
-        raise ValueError(
-            f"Invalid shape for `{op}`. Ref shape: {ref._inner_aval.shape}. Expected shape: {expected}. "
-            f"Value shape: {val.shape}. Transforms: {transforms}. "
-        )
     return val
 
 
-def swap(ref: Ref, idx: Index, value: Any, _function_name: str = "ref_swap", *, _op: str = "swap") -> Array:
-    """Store ``value`` at ``ref[idx]``; return what was there."""
-    _check_ref(ref, _function_name)
-    current = read(ref, _op)
+def _store(ref: Ref, idx: Index, value: Any, function_name: str) -> Any:
+    """Store ``value`` at ``ref[idx]``; return the ref's value before."""
+    _check_ref(ref, function_name)
+    current = read(ref, "swap")
     if not _whole(idx):
         _check_bounds(ref, idx)
-    val = _coerce(ref, idx, value, _op, current)
-    if _whole(idx):
-        write(ref, val, _op)
-        return current  # type: ignore[no-any-return]
-    old = current[idx]
-    write(ref, current.at[idx].set(val), _op)
-    return old  # type: ignore[no-any-return]
+    val = _coerce(ref, idx, value, "swap", current)
+    write(ref, val if _whole(idx) else current.at[idx].set(val), "swap")
+    return current
+
+
+def swap(ref: Ref, idx: Index, value: Any, _function_name: str = "ref_swap") -> Array:
+    """Store ``value`` at ``ref[idx]``; return what was there."""
+    current = _store(ref, idx, value, _function_name)
+    return current if _whole(idx) else current[idx]  # type: ignore[no-any-return]
 
 
 def ref_set(ref: Ref, idx: Index, value: Any) -> None:
     """``ref[idx] = value`` (``fcore.ref.set``)."""
-    swap(ref, idx, value, "ref_set")
+    _store(ref, idx, value, "ref_set")
 
 
 def addupdate(ref: Ref, idx: Index, x: Any) -> None:
@@ -313,11 +327,24 @@ def new_ref(init_val: Any, *, memory_space: Any = None, kind: str | None = None)
     return Ref(as_array(init_val))
 
 
+def _check_own(ref: Ref, op: str) -> None:
+    """Ending a ref's life inside a staged program that it was made outside of would end it
+    at trace time only: refused."""
+    frame = _frame_of(ref)
+    if frame is not None:
+        raise NotImplementedError(
+            f"`{op}` of a mutable array reference (Ref{{{ref._inner_aval.str_short()}}}) created outside "
+            f"{frame.trace.description if frame.trace is not None else frame.refused}: fcore ends a ref's life "
+            "only where it was created."
+        )
+
+
 def freeze(ref: Ref | Array) -> Array:
     """The ref's current value; the ref cannot be used afterwards (an array: itself)."""
     if not isinstance(ref, Ref):
         return as_array(ref)
     value = read(ref, "freeze")
+    _check_own(ref, "freeze")
     ref._valid = "frozen"
     return value  # type: ignore[no-any-return]
 
@@ -332,6 +359,7 @@ def free_ref(ref: Ref) -> None:
     """Mark ``ref`` as no longer used: any later use is an error."""
     _check_ref(ref, "free_ref")
     _check_valid(ref, "free_ref")
+    _check_own(ref, "free_ref")
     ref._valid = "freed"
 
 
