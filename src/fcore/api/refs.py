@@ -165,9 +165,9 @@ def read(ref: Ref, op: str = "get") -> Any:
 
 def _home_trace(ref: Ref, frame: RefFrame | None) -> Trace:
     """The trace the ref's value lives in here: its own, or the staged program it is lifted into."""
-    if frame is None or frame.trace is None:
+    if frame is None or frame.home is None:
         return ref._home
-    return frame.trace
+    return frame.home
 
 
 def _outside_value(ref: Ref, value: Any, home: Trace) -> Any:

@@ -7,8 +7,10 @@ ref primitives. A ref belongs to the *frame* current when it was made. Each stag
 
 - *lifted* (``jit``, ``make_jaxpr``): its value becomes an input of the staged program, read
   at each call, and its final value an output written back after each call; or
-- *refused* (every other staged body: ``while_loop``, ``scan``, ``cond``, ``custom_jvp``, ...):
-  a ``NotImplementedError`` naming that body, never a constant baked in or a leaked tracer.
+- *refused* (every other staged body: ``custom_jvp``, ``checkpoint``, ...): a
+  ``NotImplementedError`` naming that body, never a constant baked in or a leaked tracer.
+  Loop bodies and ``cond`` branches catch that error and carry the ref instead
+  (``fcore.lax.control_flow.ref_carry``).
 """
 
 from __future__ import annotations
@@ -37,27 +39,42 @@ class RefHolder:
     _valid: str  # "" while usable; "frozen" / "freed" afterwards
 
 
+class OuterRefUsed(NotImplementedError):
+    """A ref made outside a staged body that does not lift it was used inside. Loops and
+    ``cond`` catch it and carry the ref (``fcore.lax.control_flow.ref_carry``); elsewhere it
+    is the user's error."""
+
+    def __init__(self, message: str, ref: RefHolder) -> None:
+        super().__init__(message)
+        self.ref = ref
+
+
 class RefFrame:
     """One staged program's view of refs made outside it.
 
     ``lifted`` maps each outer ref used inside (by identity) to its current value inside: an
     input tracer of ``trace`` at first, then whatever was written. ``refused`` names the
-    staged body for the error, where lifting is not supported (``trace`` is then unused)."""
+    staged body for the error, where lifting is not supported (``trace`` is then None; a
+    loop body that carries refs fills ``lifted`` itself)."""
 
-    __slots__ = ("trace", "refused", "lifted", "inputs")
+    __slots__ = ("trace", "refused", "lifted", "inputs", "home")
 
-    def __init__(self, trace: StagingTrace | None, refused: str = "") -> None:
+    def __init__(self, trace: StagingTrace | None, refused: str = "", home: Trace | None = None) -> None:
         self.trace = trace
         self.refused = refused
+        #: The trace the values in ``lifted`` live in (a carrying body's: ``ref_carry``).
+        self.home = trace if home is None else home
         self.lifted: dict[int, tuple[RefHolder, Any]] = {}
         #: The input tracer of each lifted ref (by identity): unchanged refs are not outputs.
         self.inputs: dict[int, Any] = {}
 
     def _refuse(self, ref: RefHolder) -> None:
-        raise NotImplementedError(
+        raise OuterRefUsed(
             f"a mutable array reference (Ref{{{ref._inner_aval.str_short()}}}) created outside {self.refused} "
-            f"was used inside it; fcore supports refs from outside only in jit and make_jaxpr. "
-            "Pass the value in and out of the body explicitly (e.g. as part of the loop carry)."
+            "was used inside it; fcore supports refs from outside only in jit, make_jaxpr, and the bodies "
+            "of lax loops (while_loop, fori_loop, scan) and cond/switch branches. Pass the value in and "
+            "out of the function explicitly instead.",
+            ref,
         )
 
     def read(self, ref: RefHolder) -> Any:
