@@ -272,8 +272,46 @@ def test_jit_misuse_is_jax_error(bad: Callable[[ModuleType, ModuleType, Any], An
 
 def test_jit_returning_its_ref_argument_is_jax_error() -> None:
     for pkg, np_ in PKGS:
-        with pytest.raises(ValueError, match="returned a mutable array reference of type Ref{float32\\[3\\]}"):
+        with pytest.raises(ValueError, match="returned a mutable array reference of type Ref{float32\\[3\\]}, but "
+                           "mutable array references cannot be returned.\n\nThe returned mutable array was passed in "
+                           "as the argument r."):
             pkg.jit(lambda r: r)(pkg.new_ref(np_.zeros(3)))
+
+
+def test_jit_ref_both_closed_over_and_passed_is_jax_error() -> None:
+    def make(pkg: ModuleType, np_: ModuleType) -> Callable[[], Any]:
+        x_ref = pkg.new_ref(0.0)
+
+        @jit_of(pkg)
+        def err3(y_ref: Any) -> None:
+            y_ref[...] = x_ref[...]
+
+        return lambda: err3(x_ref)
+
+    kind, message = _outcome(make(fcore, fnp))
+    assert (kind, message.split(" at ")[0]) == (lambda o: (o[0], o[1].split(" at ")[0]))(_outcome(make(jax, jnp)))
+    assert message.endswith("was both closed over and passed as the argument y_ref")
+
+
+def test_vmap_over_ref_arguments_as_jax() -> None:
+    """JAX's docs' ``dist``: a mapped ref argument is a ref of one example's slice inside."""
+
+    def make(pkg: ModuleType, np_: ModuleType) -> Callable[[], Any]:
+        def dist(x: Any, y: Any, out_ref: Any) -> None:
+            out_ref[...] = np_.sum((x - y) ** 2)
+
+        def run() -> Any:
+            vecs = np_.arange(12.0).reshape(3, 4)
+            out_ref = pkg.new_ref(np_.zeros((3, 3)))
+            pkg.vmap(pkg.vmap(dist, (0, None, 0)), (None, 0, 0))(vecs, vecs, out_ref)
+            r = pkg.new_ref(np_.arange(6.0).reshape(2, 3))
+            read = pkg.vmap(lambda q: q[0] * 2, in_axes=1)(r)
+            pkg.vmap(lambda q: q.__setitem__(..., q[...] + 1.0), in_axes=1)(r)
+            return out_ref, read, r
+
+        return run
+
+    same_outcome(make)
 
 
 def test_make_jaxpr_shows_refs_discharged() -> None:

@@ -232,7 +232,7 @@ class Jitted(Generic[P, R]):
         from outside the function uses become extra inputs and outputs (``RefStaging``)."""
         out_trees: list[tree_util.PyTreeDef] = []
         float0_outs: list[tuple[int, tuple[int, ...]]] = []
-        refs = RefStaging(refs_at)
+        refs = RefStaging(refs_at, dynamic_leaf_info(self._spec, self._sig, call)[0], self._where())
 
         def flat_fun(*leaves: Any) -> list[Any]:
             if float0_in:
@@ -246,7 +246,7 @@ class Jitted(Generic[P, R]):
             out_leaves, out_tree = _flatten(self.fun(*args, **kwargs))
             staged = []
             for i, leaf in enumerate(out_leaves):
-                check_not_ref_output(leaf, self._where(), leaves)
+                check_not_ref_output(leaf, self._where(), leaves, refs.names)
                 if is_float0(leaf):
                     float0_outs.append((i, leaf.shape))
                     continue

@@ -395,12 +395,12 @@ def check_unaliased(flat: Sequence[object], positions: tuple[int, ...], names: S
             )
 
 
-def check_not_ref_output(leaf: object, where: str, args: Sequence[object]) -> None:
-    """JAX's error for a ref among a jitted function's results."""
+def check_not_ref_output(leaf: object, where: str, args: Sequence[object], names: Sequence[str]) -> None:
+    """JAX's error for a ref among a jitted function's results (``args``: the flat arguments
+    as the function saw them, ``names`` theirs)."""
     if isinstance(leaf, Ref):
-        origin = (
-            "was passed in as an argument" if any(a is leaf for a in args) else "was created inside the function"
-        )
+        at = [i for i, a in enumerate(args) if a is leaf]
+        origin = f"was passed in as the argument {names[at[0]]}" if at else "was created inside the function"
         raise ValueError(
             f"function {where} traced for jit returned a mutable array reference of type {leaf.aval}, but mutable "
             f"array references cannot be returned.\n\nThe returned mutable array {origin}."
@@ -412,10 +412,13 @@ class RefStaging:
     holding the input tracers) and so do the refs from outside it uses (``closed``, found while
     tracing); the final value of each is an extra output, after the function's own."""
 
-    __slots__ = ("positions", "inner", "frame", "closed", "written", "written_closed")
+    __slots__ = ("positions", "names", "where", "inner", "frame", "closed", "written", "written_closed")
 
-    def __init__(self, positions: tuple[int, ...]) -> None:
+    def __init__(self, positions: tuple[int, ...], names: Sequence[str] = (), where: str = "") -> None:
         self.positions = positions
+        #: For the aliasing error: the flat arguments' names, the function's name and place.
+        self.names = names
+        self.where = where
         self.inner: list[Ref] = []
         self.frame: RefFrame | None = None
         self.closed: list[Ref] = []
@@ -451,6 +454,11 @@ class RefStaging:
         """``flat`` with each ref argument's value, then the outer refs' values, read here."""
         args = list(flat)
         for i in self.positions:
+            if any(args[i] is ref for ref in self.closed):
+                raise ValueError(
+                    f"when tracing {self.where} for jit, a mutable array reference of type {typeof(args[i])} was "
+                    f"both closed over and passed as the argument {self.names[i] if self.names else i}"
+                )
             args[i] = read(args[i])
         return args + [read(ref) for ref in self.closed]
 
