@@ -15,9 +15,7 @@ ref primitives. A ref belongs to the *frame* current when it was made. Each stag
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -107,11 +105,19 @@ class RefFrame:
 current_frame: ContextVar[RefFrame | None] = ContextVar("fcore_ref_frame", default=None)
 
 
-@contextmanager
-def ref_frame(frame: RefFrame) -> Iterator[RefFrame]:
-    """Inside, refs made outside are seen through ``frame``."""
-    token = current_frame.set(frame)
-    try:
-        yield frame
-    finally:
-        current_frame.reset(token)
+class ref_frame:  # noqa: N801 - used like the function-style context managers
+    """``with ref_frame(frame):`` inside, refs made outside are seen through ``frame``. A class
+    rather than ``contextlib.contextmanager``: every staged body enters one."""
+
+    __slots__ = ("_frame", "_token")
+    _token: Token[RefFrame | None]
+
+    def __init__(self, frame: RefFrame) -> None:
+        self._frame = frame
+
+    def __enter__(self) -> RefFrame:
+        self._token = current_frame.set(self._frame)
+        return self._frame
+
+    def __exit__(self, *exc: object) -> None:
+        current_frame.reset(self._token)
