@@ -245,7 +245,8 @@ def test_jit_ref_arguments_refs_made_inside_and_nested_jits() -> None:
         def run() -> Any:
             a, b = pkg.new_ref(np_.zeros(3)), pkg.new_ref(np_.ones(3))
             outs = (g(a, 1.0), g(a, 2.0), g(b, 1.0), inner(), nest(2.0), nest(3.0))
-            return outs, a, b, y_ref
+            read_only = pkg.jit(pkg.grad(lambda x, r: x * r[1]))(2.0, b)  # a ref argument only read
+            return outs, read_only, a, b, y_ref
 
         return run
 

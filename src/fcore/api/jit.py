@@ -275,7 +275,7 @@ class Jitted(Generic[P, R]):
             self.name, closed, hoisted, tuple(consts), in_tree, out_tree, tree_util.treedef_is_leaf(out_tree),
             names, donated, float0_outs=tuple(float0_outs),
         )
-        if refs.written or refs.written_closed or refs.closed:
+        if refs.positions or refs.closed:
             _ref_staging[entry] = refs
         return entry
 
