@@ -215,7 +215,8 @@ def write(ref: Ref, value: Any, op: str = "swap") -> None:
 
 # -- the public operations -----------------------------------------------------------------
 def _whole(idx: Index) -> bool:
-    return idx is None or idx is Ellipsis or (type(idx) is tuple and (idx == () or idx == (Ellipsis,)))
+    """Whether ``idx`` selects the whole ref (compared by identity: an index may hold arrays)."""
+    return idx is None or idx is Ellipsis or (type(idx) is tuple and (not idx or (len(idx) == 1 and idx[0] is Ellipsis)))
 
 
 def _check_ref(ref: object, op: str) -> Ref:
@@ -227,8 +228,8 @@ def _check_ref(ref: object, op: str) -> Ref:
 def _check_bounds(ref: Ref, idx: Index) -> None:
     """JAX's error for a static integer index past the end of its axis."""
     items = idx if type(idx) is tuple else (idx,)
-    if Ellipsis in items:
-        return
+    if any(i is Ellipsis or i is None for i in items):
+        return  # positions no longer line up with axes (NumPy's indexing checks these)
     for dim, i in zip(ref._inner_aval.shape, items):
         if type(i) is int and i >= dim:
             raise ValueError(f"Out of bound indexer: idx={i}, dim={dim}.")
