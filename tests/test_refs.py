@@ -79,6 +79,20 @@ def test_reads_writes_and_ref_module_as_jax() -> None:
     same_outcome(make)
 
 
+def test_indexes_holding_arrays_and_new_axes_as_jax() -> None:
+    def make(pkg: ModuleType, np_: ModuleType) -> Callable[[], Any]:
+        def run() -> Any:
+            r = pkg.new_ref(np_.arange(6.0).reshape(2, 3))
+            got = (r[(np_.array([1, 0]),)], r[np_.array([0, 1]), np_.array([1, 2])], r[..., 2])
+            r[(np_.array([1]),)] = np_.zeros((1, 3))
+            r[..., 0] = np_.full(2, 7.0)
+            return got, r
+
+        return run
+
+    same_outcome(make)
+
+
 def test_weak_scalars_store_into_refs_of_their_kind_as_jax() -> None:
     def make(pkg: ModuleType, np_: ModuleType) -> Callable[[], Any]:
         def run() -> Any:
