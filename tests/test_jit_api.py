@@ -470,3 +470,39 @@ def test_jax_only_options_are_accepted() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         np.testing.assert_array_equal(np.asarray(fcore.jit(lambda x: x, keep_unused=True, inline=True)(X)), X)
+
+
+def test_explain_cache_misses_as_jax(caplog: pytest.LogCaptureFixture) -> None:
+    """``jax_explain_cache_misses``: the same WARNING text as JAX's for a new function, new
+    argument types, a new argument tree, a new static value and a new tracing context (object
+    ids and the name of the static-argument node class aside)."""
+
+    def misses(lib: Any) -> list[str]:
+        caplog.clear()
+        lib.config.update("jax_explain_cache_misses", True)
+        try:
+            def f(x: Any, y: Any) -> Any:
+                return x * y
+
+            jf = lib.jit(f)
+            jf(np.ones(3, np.float32), 2.0)
+            jf(np.ones(4, np.int32), 2.0)
+            jf(np.ones(4, np.int32), y=2.0)
+            jf(np.ones(4, np.int32), np.float32(2.0))
+            g = lib.jit(lambda x, n: x * n, static_argnums=1)
+            g(np.ones(3), 2)
+            g(np.ones(3), 3)
+            h = lib.jit(lambda d: d["a"] + 1)
+            h({"a": np.ones(2)})
+            h({"a": np.ones(2), "b": np.ones(2)})
+            with lib.enable_x64(True):
+                h({"a": np.ones(2)})
+        finally:
+            lib.config.update("jax_explain_cache_misses", False)
+        text = "\n".join(r.getMessage() for r in caplog.records if "TRACING CACHE MISS" in r.getMessage())
+        text = re.sub(r"id=\d+", "id=?", text)
+        return text.replace("fcore.api.cache_miss.Static", "jax._src.tree_util.Static").split("\n")
+
+    with caplog.at_level("WARNING"):
+        ours, theirs = misses(fcore), misses(jax)
+    assert len(ours) > 25 and ours == theirs

@@ -211,6 +211,12 @@ LOG_COMPILES = define(
 )
 
 
+EXPLAIN_CACHE_MISSES = define(
+    "jax_explain_cache_misses", False, parse_bool,
+    doc="Log (WARNING) why jit traces a function again, against its closest earlier cache key, as JAX.",
+)
+
+
 def compile_log_level() -> int:
     """The level of jit's trace and compile log lines: WARNING under ``jax_log_compiles``, else
     DEBUG (JAX's loggers do the same)."""
@@ -371,7 +377,6 @@ _DEFAULT_ONLY: tuple[tuple[str, Value, Callable[[Value], Value]], ...] = (
     ("jax_error_checking_behavior_nan", "ignore", enum(("ignore", "raise"))),
     ("jax_error_checking_behavior_oob", "ignore", enum(("ignore", "raise"))),
     ("jax_experimental_unsafe_xla_runtime_errors", False, parse_bool),
-    ("jax_explain_cache_misses", False, parse_bool),
     ("jax_explicit_x64_dtypes", "warn", enum(("allow", "warn", "error"))),
     ("jax_export_calling_convention_version", 10, parse_int),
     ("jax_export_ignore_forward_compatibility", False, parse_bool),

@@ -15,7 +15,7 @@ import logging
 import time
 import types
 import weakref
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, NoReturn, ParamSpec, TypeVar, overload
 
 import numpy as np
@@ -25,12 +25,13 @@ from fcore.api._float0 import float0, float0_zeros, is_float0
 from fcore.api.committed import committed_device, on_other_device
 from fcore.api.devices import devices as devices
 from fcore.api.placement import to_sharding
+from fcore.api.cache_miss import Key as TraceKey, explain as explain_cache_miss
 from fcore.api.jit_args import ArgSpec, CallArgs, dynamic_leaf_info, resolve_argnums, signature_of, split_call
 from fcore.api.staging import ShapeDtypeStruct, abstractify, fun_name
 from fcore.api.stages import Lowered, Specialization, Traced
 from fcore.backend import runtime
 from fcore.config import eager_checks, jit_disabled, trace_context
-from fcore.config_options import compile_log_level
+from fcore.config_options import EXPLAIN_CACHE_MISSES, compile_log_level
 from fcore.api.transfer_guard import check_host_to_device, host_to_device_guard
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import EVAL_TRACE, to_numpy_arg
@@ -74,7 +75,7 @@ class _TraceCache:
     __slots__ = ("entries", "fast", "fast_flat", "__weakref__")
 
     def __init__(self) -> None:
-        self.entries: dict[Hashable, Specialization] = {}
+        self.entries: dict[TraceKey, Specialization] = {}
         self.fast: dict[tree_util.PyTreeDef, list[_FastEntry]] = {}
         #: For calls with positional array arguments only, of any number (most recent first:
         #: the avals' list comparison tells the numbers apart, so no lookup by number).
@@ -188,10 +189,14 @@ class Jitted(Generic[P, R]):
                 self._raise_argument_error(flat, call or CallArgs(args, kwargs, {}, {}, ()))
             flat = [x for x in flat if not is_float0(x)]
             avals = tuple([abstractify(x) for x in flat])
-        key = (in_tree, avals, static_key, trace_context(), float0_in, refs_at)
+        # Where ref arguments are (they are passed by value) is part of the last entry.
+        key = (in_tree, avals, static_key, trace_context(), (float0_in, refs_at) if refs_at else float0_in)
         entry = self._cache.get(key)
         if entry is None:  # a failed trace raises here and caches nothing
             call = call or CallArgs(args, kwargs, {}, {}, ())
+            if EXPLAIN_CACHE_MISSES.get():
+                names, _ = dynamic_leaf_info(self._spec, self._sig, call)
+                explain_cache_miss(self.fun, self.name, list(self._cache), key, names)
             if refs_at:
                 check_unaliased(flat, refs_at, dynamic_leaf_info(self._spec, self._sig, call)[0], self._where())
             entry = self._trace(avals, in_tree, call, float0_in, refs_at)

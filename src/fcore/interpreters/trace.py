@@ -96,6 +96,11 @@ def user_frame() -> FrameType | None:
     return None
 
 
+def is_user_code(code: CodeType) -> bool:
+    """Whether ``code`` is the user's (not fcore's, a registered library's, or the standard library's)."""
+    return _user_entry(code) is not None
+
+
 def user_location() -> str:
     frame = user_frame()
     if frame is None:

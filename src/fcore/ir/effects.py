@@ -24,6 +24,9 @@ class Effect:
 
     #: Whether effects of this kind must happen in program order (JAX's ``ordered_effects``).
     ordered: ClassVar[bool] = False
+    #: Why a ``while`` whose predicate is batched cannot hold an effect of this kind (its body
+    #: also runs for the elements that are done); ``None``: it can.
+    batched_while_error: ClassVar[str | None] = None
 
     def __repr__(self) -> str:
         return type(self).__name__

@@ -41,6 +41,13 @@ def _resolve(code: CodeType, lasti: int) -> Frame:
     return Frame(code.co_filename, code.co_qualname, line, col or 0, end_line or line, end_col or 0)
 
 
+def summarize(code: CodeType, lasti: int) -> str:
+    """``file:line[:column] (function)``: a frame as JAX's ``source_info_util.summarize`` prints it."""
+    f = _resolve(code, lasti)
+    column = f":{f.start_column}" if f.start_column else ""
+    return f"{f.file_name}:{f.start_line}{column} ({f.function_name})"
+
+
 class Transform(str):
     """A transformation in a name stack (``jvp``, ``transpose``, ``vmap``): it wraps the names
     after it, as JAX's ``source_info_util.Transform`` (``transpose(jvp(outer))/dbl``)."""

@@ -215,6 +215,9 @@ def _while_batching(
         return _bind_while(cond_b, body_b, cc, bc, carry), carry_dims
     # A batched predicate: every carry is batched; loop while any element's predicate holds,
     # and let the elements whose predicate is false keep their values (as JAX).
+    for effect in (*cond_jaxpr.effects, *body_jaxpr.effects):
+        if effect.batched_while_error is not None:
+            raise ValueError(effect.batched_while_error)
     all0: list[Dim] = [0] * len(carry)
     carry = [bdim_at(x, d, axis_size, 0) for x, d in zip(carry, card)]
     cond_b, _ = batch_jaxpr(cond_jaxpr, axis_size, ccd + all0, [0])
