@@ -139,3 +139,11 @@ from fcore.api.front_end import (
     named_scope as named_scope,
     typeof as typeof,
 )
+from fcore import ref as ref
+from fcore.api.refs import (
+    Ref as Ref,
+    empty_ref as empty_ref,
+    free_ref as free_ref,
+    freeze as freeze,
+    new_ref as new_ref,
+)

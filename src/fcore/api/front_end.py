@@ -8,7 +8,7 @@ import functools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
-from fcore.api._diff_args import typeof as typeof
+from fcore.api.refs import typeof as typeof
 from fcore.api.staging import make_jaxpr
 from fcore.interpreters.eval import EVAL_TRACE
 from fcore.interpreters.stack import bind_with_trace, current_trace, set_current_trace

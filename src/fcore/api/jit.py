@@ -45,6 +45,7 @@ from fcore.api.spmd import SpmdLaunch, jaxpr_mesh, spmd_launch
 from fcore.api.spmd_stages import SpmdLowered
 from fcore.backend.sharded import ShardedBuffer
 from fcore.lax.call import Launch, bind_jit, clear_executable_cache, hoist_consts, to_device
+from fcore.api.refs import Ref, RefStaging, check_not_ref_output, check_unaliased, ref_positions
 
 #: jaxlib's C++ flattener, called directly on this hot path (no Python frame in between).
 _flatten = tree_util.default_registry.flatten
@@ -107,6 +108,9 @@ _DispatchState = tuple[object, tuple[bool, bool, bool, "str | None"]]
 _FAST_PER_TREE = 8
 _FAST_TREES = 64
 
+
+#: The refs of each specialization that has ref arguments or uses refs from outside.
+_ref_staging: weakref.WeakKeyDictionary[Specialization, RefStaging] = weakref.WeakKeyDictionary()
 
 #: Trace caches by function, then by options: jit objects of one function share traces.
 _shared: weakref.WeakKeyDictionary[Callable[..., Any], dict[ArgSpec, _TraceCache]] = weakref.WeakKeyDictionary()
@@ -174,21 +178,28 @@ class Jitted(Generic[P, R]):
             flat, in_tree = _flatten((args, kwargs))
             static_key = ()
         float0_in: tuple[tuple[int, tuple[int, ...]], ...] = ()
+        refs_at = ref_positions(flat)
         try:
-            avals = tuple([abstractify(x) for x in flat])
+            avals = tuple([x._inner_aval if isinstance(x, Ref) else abstractify(x) for x in flat]) if refs_at else (
+                tuple([abstractify(x) for x in flat])
+            )
         except (TypeError, OverflowError):
             float0_in = tuple((i, tuple(x.shape)) for i, x in enumerate(flat) if is_float0(x))
             if not float0_in:
                 self._raise_argument_error(flat, call or CallArgs(args, kwargs, {}, {}, ()))
             flat = [x for x in flat if not is_float0(x)]
             avals = tuple([abstractify(x) for x in flat])
-        key = (in_tree, avals, static_key, trace_context(), float0_in)
+        # Where ref arguments are (they are passed by value) is part of the last entry.
+        key = (in_tree, avals, static_key, trace_context(), (float0_in, refs_at) if refs_at else float0_in)
         entry = self._cache.get(key)
         if entry is None:  # a failed trace raises here and caches nothing
+            call = call or CallArgs(args, kwargs, {}, {}, ())
             if EXPLAIN_CACHE_MISSES.get():
-                names, _ = dynamic_leaf_info(self._spec, self._sig, call or CallArgs(args, kwargs, {}, {}, ()))
+                names, _ = dynamic_leaf_info(self._spec, self._sig, call)
                 explain_cache_miss(self.fun, self.name, list(self._cache), key, names)
-            entry = self._trace(avals, in_tree, call or CallArgs(args, kwargs, {}, {}, ()), float0_in)
+            if refs_at:
+                check_unaliased(flat, refs_at, dynamic_leaf_info(self._spec, self._sig, call)[0], self._where())
+            entry = self._trace(avals, in_tree, call, float0_in, refs_at)
             self._cache[key] = entry
         return entry, flat
 
@@ -218,22 +229,29 @@ class Jitted(Generic[P, R]):
 
     def _trace(
         self, avals: Sequence[ShapedArray], in_tree: tree_util.PyTreeDef, call: CallArgs,
-        float0_in: Sequence[tuple[int, tuple[int, ...]]] = (),
+        float0_in: Sequence[tuple[int, tuple[int, ...]]] = (), refs_at: tuple[int, ...] = (),
     ) -> Specialization:
         """Stage the function for ``avals``. ``float0`` arguments (tangents of integer values,
         at ``float0_in``) carry no data: they are not program inputs, and the function sees
-        ``float0`` zeros of their shapes, as in JAX."""
+        ``float0`` zeros of their shapes, as in JAX. Ref arguments (at ``refs_at``) and the refs
+        from outside the function uses become extra inputs and outputs (``RefStaging``)."""
         out_trees: list[tree_util.PyTreeDef] = []
         float0_outs: list[tuple[int, tuple[int, ...]]] = []
+        refs = RefStaging(refs_at, dynamic_leaf_info(self._spec, self._sig, call)[0], self._where())
 
         def flat_fun(*leaves: Any) -> list[Any]:
             if float0_in:
                 leaves = _with_float0_inputs(leaves, float0_in)
+            with refs.staging(leaves) as with_refs:
+                return staged_fun(with_refs) + refs.extra_outputs(leaves)
+
+        def staged_fun(leaves: Sequence[Any]) -> list[Any]:
             dyn_args, dyn_kwargs = in_tree.unflatten(leaves)
             args, kwargs = call.merge(dyn_args, dyn_kwargs)
             out_leaves, out_tree = _flatten(self.fun(*args, **kwargs))
             staged = []
             for i, leaf in enumerate(out_leaves):
+                check_not_ref_output(leaf, self._where(), leaves, refs.names)
                 if is_float0(leaf):
                     float0_outs.append((i, leaf.shape))
                     continue
@@ -258,10 +276,13 @@ class Jitted(Generic[P, R]):
             dropped = {i for i, _ in float0_in}
             names = tuple(n for i, n in enumerate(names) if i not in dropped)
             donated = tuple(d for i, d in enumerate(donated) if i not in dropped)
-        return Specialization(
+        entry = Specialization(
             self.name, closed, hoisted, tuple(consts), in_tree, out_tree, tree_util.treedef_is_leaf(out_tree),
             names, donated, float0_outs=tuple(float0_outs),
         )
+        if refs.positions or refs.closed:
+            _ref_staging[entry] = refs
+        return entry
 
     def _where(self) -> str:
         code = getattr(self.fun, "__code__", None)
@@ -354,6 +375,14 @@ class Jitted(Generic[P, R]):
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         entry, flat = self._specialize(args, kwargs)
+        refs = _ref_staging.get(entry) if _ref_staging else None
+        if refs is not None:  # the refs' values in, their final values written back
+            return entry.results(refs.write_back(flat, self._run(entry, refs.call_args(flat), args, kwargs, False)))
+        return entry.results(self._run(entry, flat, args, kwargs, self._plain))
+
+    def _run(self, entry: Specialization, flat: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+             remember: bool) -> list[Any]:
+        """The staged program's flat outputs for its flat inputs (compiled, or bound under a trace)."""
         if current_trace() is EVAL_TRACE:
             guard = host_to_device_guard()  # ``jax_transfer_guard``: host arguments are transfers
             if guard != "allow":
@@ -365,7 +394,7 @@ class Jitted(Generic[P, R]):
                     outs: list[Any] = spmd(flat)
                     if eager_checks().floats:
                         self._check_outputs(outs, args, kwargs)
-                    return entry.results(outs)
+                    return outs
             if launch is None:
                 launch = entry.get_launch()
                 _with_launches.add(self._caches)
@@ -380,11 +409,11 @@ class Jitted(Generic[P, R]):
             outs = launch(flat)
             if eager_checks().floats:
                 self._check_outputs(outs, args, kwargs)
-            elif self._plain and not entry.float0_outs and device is None:
+            elif remember and self._plain and not entry.float0_outs and device is None:
                 self._remember(entry, launch, flat)
         else:
             outs = bind_jit(entry.hoisted, [*entry.consts, *flat], self.name)
-        return entry.results(outs)
+        return list(outs)
 
     def _check_outputs(self, outs: Sequence[Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """``debug_nans``/``debug_infs``: a special output re-runs ``fun`` op by op, as JAX."""

@@ -11,6 +11,7 @@ import numpy as np
 
 from fcore import tree_util
 from fcore.api._float0 import float0
+from fcore.api.refs import Ref, RefStaging, ref_positions
 from fcore.interpreters.array import ArrayImpl
 from fcore.interpreters.eval import to_numpy_arg
 from fcore.interpreters.staging import trace_to_jaxpr
@@ -141,14 +142,16 @@ def make_jaxpr(
     def trace(*args: Any, **kwargs: Any) -> tuple[ClosedJaxpr, tree_util.PyTreeDef]:
         dyn, static = split_static(args, static_nums)
         flat, in_tree = tree_util.tree_flatten((tuple(dyn), kwargs))
-        in_avals = [abstractify(x) for x in flat]
+        in_avals = [x._inner_aval if isinstance(x, Ref) else abstractify(x) for x in flat]
         out_trees: list[tree_util.PyTreeDef] = []
+        refs = RefStaging(ref_positions(flat))  # refs in and out become extra inputs and outputs
 
         def flat_fun(*tracers: Any) -> list[Any]:
-            dyn_args, kw = tree_util.tree_unflatten(in_tree, tracers)
-            out_leaves, out_tree = tree_util.tree_flatten(fun(*merge_static(dyn_args, static), **kw))
-            out_trees.append(out_tree)
-            return out_leaves
+            with refs.staging(tracers) as leaves:
+                dyn_args, kw = tree_util.tree_unflatten(in_tree, leaves)
+                out_leaves, out_tree = tree_util.tree_flatten(fun(*merge_static(dyn_args, static), **kw))
+                out_trees.append(out_tree)
+                return out_leaves + refs.extra_outputs(tracers)
 
         return trace_to_jaxpr(flat_fun, in_avals, name), out_trees[0]
 
@@ -156,7 +159,7 @@ def make_jaxpr(
 
         def make_with_shape(*args: Any, **kwargs: Any) -> tuple[ClosedJaxpr, Any]:
             closed, out_tree = trace(*args, **kwargs)
-            shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in closed.out_avals]
+            shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in closed.out_avals[: out_tree.num_leaves]]
             return closed, tree_util.tree_unflatten(out_tree, shapes)
 
         return _named(make_with_shape, fun, name)

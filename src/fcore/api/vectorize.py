@@ -18,6 +18,7 @@ from fcore import tree_util
 from fcore.api._diff_args import check_callable, typeof
 from fcore.api._float0 import float0_zeros, is_float0
 from fcore.api._vmap_errors import inconsistent_sizes, not_a_prefix
+from fcore.api.refs import Ref, read, write
 from fcore.api.staging import fun_name
 from fcore.interpreters.eval import get_aval
 from fcore.interpreters.stack import current_trace, set_current_trace, trace_scope
@@ -45,7 +46,7 @@ def _broadcast_axes(name: str, axes: Any, tree: Any, shown: tuple[Any, Any] | No
 
 
 def _shape(x: Any) -> tuple[int, ...]:
-    return tuple(np.shape(x)) if is_float0(x) else typeof(x).shape
+    return tuple(np.shape(x)) if is_float0(x) or isinstance(x, Ref) else typeof(x).shape
 
 
 def _mapped_axis(x: Any, axis: int | None) -> tuple[int | None, int | None]:
@@ -123,9 +124,12 @@ def vmap(
             for o in out_flat:
                 _check_output(o)
             pairs = [trace.unpack(o) for o in out_flat]
+            ref_pairs = _written_refs(trace, flat, inputs, dims)
         o_axes = _broadcast_axes("vmap out_axes", out_axes, out)
         with set_current_trace(trace.parent):
             results = [_place_output(v, d, want, n, out, i) for i, ((v, d), want) in enumerate(zip(pairs, o_axes))]
+            for ref, (v, d), want in ref_pairs:  # a mapped ref argument's new value, batched where it came in
+                write(ref, _place_output(v, d, want, n, None, 0))
         return out_tree.unflatten(results)
 
     return vmapped
@@ -152,9 +156,23 @@ def _axis_size(
     return distinct.pop()
 
 
+def _written_refs(
+    trace: BatchTrace, flat: list[Any], inputs: list[Any], dims: list[int | None]
+) -> list[tuple[Ref, tuple[Any, int | None], int]]:
+    """The mapped ref arguments the function wrote: (the ref, its new value as (value, batch
+    dim), the axis it was mapped over)."""
+    return [
+        (x, trace.unpack(inner._value), d) for x, inner, d in zip(flat, inputs, dims)
+        if isinstance(x, Ref) and d is not None and isinstance(inner, Ref)
+        and not (isinstance(inner._value, BatchTracer) and inner._value._trace is trace and inner._value.val is read(x))
+    ]
+
+
 def _batched_input(trace: BatchTrace, x: Any, dim: int | None) -> Any:
     if dim is None:
         return x
+    if isinstance(x, Ref):  # a mapped ref argument: a ref of one example's slice inside
+        return Ref(BatchTracer(trace, read(x), dim))
     if is_float0(x):  # no values to batch: one example's shape
         shape = np.shape(x)
         return float0_zeros(shape[:dim] + shape[dim + 1 :])

@@ -15,6 +15,7 @@ import numpy as np
 from fcore.config import verify_enabled
 from fcore.interpreters.array import ArrayImpl
 from fcore.interpreters.eval import EVAL_TRACE
+from fcore.interpreters.ref_frames import RefFrame, ref_frame
 from fcore.interpreters.stack import trace_scope
 from fcore.interpreters.trace import Trace, Tracer, current_source_info
 from fcore.ir import dtypes
@@ -188,9 +189,10 @@ class StagingTrace(Trace):
 def trace_to_jaxpr(
     fun: Callable[..., Sequence[object]], in_avals: Sequence[ShapedArray], description: str
 ) -> ClosedJaxpr:
-    """Stage ``fun`` (flat list in, flat list out) into a closed jaxpr."""
+    """Stage ``fun`` (flat list in, flat list out) into a closed jaxpr. Refs made outside
+    are refused inside (``ref_frames``), unless ``fun`` opens a lifting frame of its own."""
     trace = StagingTrace(description)
-    with trace_scope(trace):
+    with trace_scope(trace), ref_frame(RefFrame(None, description)):
         args = [trace.new_arg(a) for a in in_avals]
         outs = fun(*args)
         return trace.to_closed_jaxpr(outs)

@@ -31,6 +31,7 @@ from fcore.ir.core import ClosedJaxpr, JaxprEqn
 from fcore.lax._base import ArrayLike, check_operands, const
 from fcore.lax._primitive import Primitive
 from fcore.lax.call import as_eager_results, eval_closed, tuple_param_of
+from fcore.lax.control_flow.ref_carry import RefCarry, with_outer_refs
 from fcore.lax.control_flow.common import (
     PeResult, RegionBlock, broadcast_leading, check_const_free, convert_outs, join_consts, pp_avals, result_names,
     stage_all, with_outvars, zeros,
@@ -322,6 +323,30 @@ def cond(pred: Any, true_fun: Callable[[Unpack[Ts]], R], false_fun: Callable[[Un
     """
     if not callable(true_fun) or not callable(false_fun):
         raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
+
+    def run(refs: RefCarry) -> R:
+        if not refs.refs:
+            return _cond(pred, true_fun, false_fun, *operands)
+        t, f = (_branch_with_refs(fun, refs, f"cond branch {label}") for fun, label in
+                ((true_fun, "true_fun"), (false_fun, "false_fun")))
+        out, values = _cond(pred, t, f, operands, refs.initial_values())
+        refs.write_finals(values)
+        return cast(R, out)
+
+    return with_outer_refs(run)
+
+
+def _branch_with_refs(fun: Callable[..., Any], refs: RefCarry, label: str) -> Callable[[Any, list[Any]], Any]:
+    """A branch taking the carried refs' values after its operands, returning their new values."""
+
+    def branch(operands: tuple[Any, ...], values: list[Any]) -> tuple[Any, list[Any]]:
+        with refs.inside(values, label) as finals:
+            return fun(*operands), finals()
+
+    return branch
+
+
+def _cond(pred: Any, true_fun: Callable[..., R], false_fun: Callable[..., R], *operands: Any) -> R:
     if pred is None:
         raise TypeError("cond predicate is None")
     if isinstance(pred, (list, tuple)):
@@ -366,6 +391,20 @@ def switch(index: Any, branches: Sequence[Callable[[Unpack[Ts]], R]] | Sequence[
         raise TypeError(f"Index type must be an integer, got {index} of type {dtypes.dtype_name(aval.dtype)}.")
     if len(funs) == 1:
         return funs[0](*operands)
+
+    def run(refs: RefCarry) -> Any:
+        if not refs.refs:
+            return _switch(index, funs, *operands)
+        with_refs = [_branch_with_refs(fun, refs, f"switch branch {i}") for i, fun in enumerate(funs)]
+        out, values = _switch(index, with_refs, operands, refs.initial_values())
+        refs.write_finals(values)
+        return out
+
+    return with_outer_refs(run)
+
+
+def _switch(index: Any, funs: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+    aval = get_aval(index)
     if jit_disabled() and not isinstance(index, Tracer):  # ``disable_jit``: Python picks the branch
         return funs[min(max(int(index), 0), len(funs) - 1)](*operands)
     if aval.dtype != dtypes.int32 or aval.weak_type:

@@ -43,6 +43,7 @@ from fcore.lax.control_flow.common import (
     permute_invars, pp_avals, result_names, split, stage_all, trace_hoisted, with_outvars, zeros,
 )
 from fcore.lax.control_flow.python_mode import NOT_CONCRETE, scan_in_python, while_in_python
+from fcore.lax.control_flow.ref_carry import RefCarry, with_outer_refs
 from fcore.lax.elementwise import add, convert_element_type, lt, select_n
 from fcore.lax.reductions import reduce_or
 from fcore.transforms.ad_util import Tangent, UndefinedPrimal, Zero, has_tangent, is_undefined
@@ -416,9 +417,31 @@ def while_loop(cond_fun: Callable[[T], ArrayLike], body_fun: Callable[[T], T], i
 
 
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any) -> Any:
-    """``while cond_fun(val): val = body_fun(val)``, staged as ``while`` (JAX's ``lax.while_loop``)."""
+    """``while cond_fun(val): val = body_fun(val)``, staged as ``while`` (JAX's ``lax.while_loop``);
+    refs from outside used in the functions are carried (``ref_carry``)."""
     if not callable(cond_fun) or not callable(body_fun):
         raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
+
+    def run(refs: RefCarry) -> Any:
+        if not refs.refs:
+            return _while_loop(cond_fun, body_fun, init_val)
+
+        def cond_with_refs(carry: tuple[Any, list[Any]]) -> Any:
+            with refs.inside(carry[1], "while_loop cond"):
+                return cond_fun(carry[0])
+
+        def body_with_refs(carry: tuple[Any, list[Any]]) -> tuple[Any, list[Any]]:
+            with refs.inside(carry[1], "while_loop body") as finals:
+                return body_fun(carry[0]), finals()
+
+        out, values = _while_loop(cond_with_refs, body_with_refs, (init_val, refs.initial_values()))
+        refs.write_finals(values)
+        return out
+
+    return with_outer_refs(run)
+
+
+def _while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any) -> Any:
     if jit_disabled():
         result = while_in_python(cond_fun, body_fun, init_val)
         if result is not NOT_CONCRETE:
@@ -906,9 +929,32 @@ def scan(
     unroll: int | bool = 1,
 ) -> tuple[Any, Any]:
     """JAX's ``lax.scan``: ``carry, y = f(carry, x)`` over the leading axis of ``xs``,
-    returning the final carry and the stacked ``y`` s (staged as ``scan``)."""
+    returning the final carry and the stacked ``y`` s (staged as ``scan``); refs from outside
+    used in ``f`` are carried (``ref_carry``)."""
     if not callable(f):
         raise TypeError("lax.scan: f argument should be a callable.")
+
+    def run(refs: RefCarry) -> tuple[Any, Any]:
+        if not refs.refs:
+            return _scan(f, init, xs, length, reverse, unroll)
+
+        def f_with_refs(carry: tuple[Any, list[Any]], x: Any) -> Any:
+            with refs.inside(carry[1], "scan body") as finals:
+                out: object = f(carry[0], x)  # typed as a pair, but user code: checked
+                if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                    return out  # ``_scan``'s error
+                return (out[0], finals()), out[1]
+
+        (out, values), ys = _scan(f_with_refs, (init, refs.initial_values()), xs, length, reverse, unroll)
+        refs.write_finals(values)
+        return out, ys
+
+    return with_outer_refs(run)
+
+
+def _scan(
+    f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any, length: int | None, reverse: bool, unroll: int | bool
+) -> tuple[Any, Any]:
     xs_flat: list[ArrayLike]
     xs_flat, xs_tree = tree_util.tree_flatten(xs)
     x_avals = [get_aval(x) for x in xs_flat]
