@@ -146,7 +146,7 @@ def test_sharding_names_match_jax() -> None:
 def test_multi_device_drawings_and_inspection_match_jax() -> None:
     out = run_script(
         """
-        import contextlib, io
+        import contextlib, io, os
         import jax, jax.numpy as jnp
         from jax.sharding import NamedSharding as JNS, PartitionSpec as JP, AxisType
         jmesh = jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
@@ -170,6 +170,14 @@ def test_multi_device_drawings_and_inspection_match_jax() -> None:
             a, ja = fcore.device_put(x, s), jax.device_put(x, js)
             assert drawn(lambda: fcore.debug.visualize_array_sharding(a)) == drawn(
                 lambda: jax.debug.visualize_array_sharding(ja))
+        # coloured cells (a terminal with colour, a colour map): the colours step across the map as jax's
+        os.environ.update(FORCE_COLOR="1", COLORTERM="truecolor")
+        cmap = lambda v: (v, 0.5, 1.0 - v, 1.0)
+        for shape, spec in [((8, 4), ("x", "y")), ((8,), (("x", "y"),)), ((8, 4), ("y",))]:
+            s, js = NamedSharding(mesh, P(*spec)), JNS(jmesh, JP(*spec))
+            ours = drawn(lambda: fcore.debug.visualize_sharding(shape, s, color_map=cmap))
+            assert "\x1b[" in ours and ours == drawn(lambda: jax.debug.visualize_sharding(shape, js, color_map=cmap))
+        del os.environ["FORCE_COLOR"]
         print("drawings ok")
 
         # Inside jit: XLA's choices, reported while compiling, as jax reports them.
