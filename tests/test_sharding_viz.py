@@ -4,7 +4,9 @@ the text rich prints; the multi-device layouts in one 4-device subprocess)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import pickle
 from collections.abc import Callable
 from typing import Any
@@ -13,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import fcore
 import fcore.numpy as fnp
@@ -57,6 +60,53 @@ def test_colors_match_jax(capsys: pytest.CaptureFixture[str], monkeypatch: pytes
     # Without a colour map, colours need matplotlib (as jax): compare whichever way it goes.
     ours = _drawn(capsys, lambda: fcore.debug.visualize_sharding((4,), s))
     assert ours == _drawn(capsys, lambda: jax.debug.visualize_sharding((4,), js))
+
+
+class _Dev:
+    """A stand-in device: the drawing reads only ``id`` and ``platform``."""
+
+    def __init__(self, i: int) -> None:
+        self.id, self.platform = i, "cpu"
+
+
+class _Layout(fsharding.Sharding):
+    """Any grid of blocks, each on ``replicas`` devices: what both libraries' drawings read
+    (``device_set`` and ``devices_indices_map``), without a mesh of real devices."""
+
+    def __init__(self, grid: tuple[int, ...], replicas: int, order: list[int]) -> None:
+        self.grid, self.replicas, self.devices = grid, replicas, [_Dev(i) for i in order]
+
+    @property
+    def device_set(self) -> set[Any]:
+        return set(self.devices)
+
+    def devices_indices_map(self, global_shape: tuple[int, ...]) -> dict[Any, tuple[slice, ...]]:
+        out: dict[Any, tuple[slice, ...]] = {}
+        devices = iter(self.devices)
+        for block in np.ndindex(*self.grid):
+            index = tuple(slice(None) if n == 1 else slice(b * (size // n), (b + 1) * (size // n))
+                          for b, n, size in zip(block, self.grid, global_shape))
+            for _ in range(self.replicas):
+                out[next(devices)] = index
+        return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_any_layout_draws_as_jax(data: st.DataObject) -> None:
+    grid = tuple(data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=2)))
+    replicas = data.draw(st.integers(1, 2))
+    order = data.draw(st.permutations(range(int(np.prod(grid)) * replicas)))
+    shape = tuple(n * data.draw(st.integers(1, 5)) for n in grid)
+    kw: dict[str, Any] = {"scale": data.draw(st.sampled_from([0.5, 1.0, 2.0])), "min_width": data.draw(st.integers(1, 12)),
+          "max_width": data.draw(st.integers(10, 80))}
+    layout = _Layout(grid, replicas, order)
+    ours, theirs = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(ours):
+        fcore.debug.visualize_sharding(shape, layout, **kw)
+    with contextlib.redirect_stdout(theirs):
+        jax.debug.visualize_sharding(shape, layout, **kw)  # type: ignore[arg-type]
+    assert ours.getvalue() == theirs.getvalue() and ours.getvalue().startswith("┌")
 
 
 def test_visualize_errors_match_jax(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -35,7 +35,7 @@ from fcore.transforms.transpose import transpose_rules
 __all__ = ["inspect_array_sharding", "inspect_sharding_p", "visualize_array_sharding"]
 
 
-class ShardingCallback(ByIdentity):
+class InspectCallback(ByIdentity):
     """The user's ``callback(sharding)``; printed as the function, as JAX prints it."""
 
     __slots__ = ("fun", "__weakref__")
@@ -50,7 +50,7 @@ class ShardingCallback(ByIdentity):
 class InspectShardingParams:
     """``inspect_sharding[callback]``: report the operand's sharding to ``callback``."""
 
-    callback: ShardingCallback
+    callback: InspectCallback
 
 
 inspect_sharding_p = Primitive("inspect_sharding", multiple_results=True, params=InspectShardingParams)
@@ -58,45 +58,45 @@ inspect_sharding_p.impl_takes_arrays = True  # the impl reads the array's shardi
 
 
 @inspect_sharding_p.def_abstract_eval
-def _inspect_sharding_abstract_eval(x: ShapedArray, *, callback: ShardingCallback) -> list[ShapedArray]:
+def _inspect_sharding_abstract_eval(x: ShapedArray, *, callback: InspectCallback) -> list[ShapedArray]:
     return []
 
 
 @inspect_sharding_p.def_effects
-def _inspect_sharding_effects(*, callback: ShardingCallback) -> Effects:
+def _inspect_sharding_effects(*, callback: InspectCallback) -> Effects:
     return frozenset({debug_effect})
 
 
 @inspect_sharding_p.def_impl
-def _inspect_sharding_impl(x: Any, *, callback: ShardingCallback) -> list[Any]:
+def _inspect_sharding_impl(x: Any, *, callback: InspectCallback) -> list[Any]:
     callback.fun(x.sharding)  # as JAX, a NumPy value has none (AttributeError)
     return []
 
 
 @jvp_rules.register(inspect_sharding_p)
-def _inspect_sharding_jvp(primals: list[Any], tangents: list[Any], *, callback: ShardingCallback) -> tuple[Any, Any]:
+def _inspect_sharding_jvp(primals: list[Any], tangents: list[Any], *, callback: InspectCallback) -> tuple[Any, Any]:
     return inspect_sharding_p.bind(*primals, callback=callback), []
 
 
 @transpose_rules.register(inspect_sharding_p)
-def _inspect_sharding_transpose(cts: Any, x: Any, *, callback: ShardingCallback) -> list[Any]:
+def _inspect_sharding_transpose(cts: Any, x: Any, *, callback: InspectCallback) -> list[Any]:
     return [None]
 
 
 @batching_rules.register(inspect_sharding_p)
 def _inspect_sharding_batching(
-    axis_size: int, vals: list[Any], dims: list[Dim], *, callback: ShardingCallback
+    axis_size: int, vals: list[Any], dims: list[Dim], *, callback: InspectCallback
 ) -> tuple[list[Any], list[Dim]]:
     inspect_sharding_p.bind(*vals, callback=callback)  # as JAX: the sharding of the whole batch
     return [], []
 
 
 #: The functions the compiled programs' custom calls name, alive as long as the callback is.
-_keepalive: weakref.WeakKeyDictionary[ShardingCallback, list[Callable[..., None]]] = weakref.WeakKeyDictionary()
+_keepalive: weakref.WeakKeyDictionary[InspectCallback, list[Callable[..., None]]] = weakref.WeakKeyDictionary()
 
 
 @lowering_rules.register(inspect_sharding_p)
-def _inspect_sharding_lowering(ctx: LoweringRuleContext, x: str, *, callback: ShardingCallback) -> list[str]:
+def _inspect_sharding_lowering(ctx: LoweringRuleContext, x: str, *, callback: InspectCallback) -> list[str]:
     mesh = program_mesh()
     if ctx.module.mesh is None or mesh is None:
         # One device, no mesh: jax reports a replicated GSPMDSharding; fcore names the device.
@@ -120,7 +120,7 @@ def inspect_array_sharding(value: Any, *, callback: Callable[[Sharding], object]
     """Call ``callback`` with the sharding of each array in the pytree ``value``
     (``jax.debug.inspect_array_sharding``): at once for concrete arrays; inside ``jit``, while
     the program compiles (so once per compilation, with the layout XLA chose)."""
-    wrapped = ShardingCallback(callback)
+    wrapped = InspectCallback(callback)
     for leaf in tree_util.tree_leaves(value):
         inspect_sharding_p.bind(leaf, callback=wrapped)
 

@@ -24,12 +24,11 @@ Color = Union[tuple[float, float, float], str]
 ColorMap = Callable[[float], tuple[float, float, float, float]]
 
 
-def _slice_to_chunk_idx(size: int, slc: slice) -> int:
-    """Which block along a dimension ``slc`` is (0 for the whole dimension)."""
+def _chunk_index(slc: slice) -> int:
+    """Which block along its dimension ``slc`` is (0 for the whole dimension)."""
     if slc.start is None and slc.stop is None:
         return 0
-    start, stop = slc.start, slc.stop
-    return int(start // (stop - start))
+    return int(slc.start // (slc.stop - slc.start))
 
 
 def _canonicalize_color(color: Color) -> str:
@@ -97,7 +96,7 @@ def visualize_sharding(
     heights: dict[tuple[int, ...], float | None] = {}
     widths: dict[tuple[int, ...], float] = {}
     for dev, slcs in sharding.devices_indices_map(tuple(shape)).items():
-        chunk_idxs = tuple(map(_slice_to_chunk_idx, shape, slcs))
+        chunk_idxs = tuple(_chunk_index(slc) for slc in slcs)
         if len(slcs) == 2:
             vert, horiz = slcs
             vert_size = vert.stop - vert.start if vert.stop is not None else shape[0]
