@@ -98,8 +98,8 @@ def test_any_layout_draws_as_jax(data: st.DataObject) -> None:
     replicas = data.draw(st.integers(1, 2))
     order = data.draw(st.permutations(range(int(np.prod(grid)) * replicas)))
     shape = tuple(n * data.draw(st.integers(1, 5)) for n in grid)
-    kw: dict[str, Any] = {"scale": data.draw(st.sampled_from([0.5, 1.0, 2.0])), "min_width": data.draw(st.integers(1, 12)),
-          "max_width": data.draw(st.integers(10, 80))}
+    kw: dict[str, Any] = {"scale": data.draw(st.sampled_from([0.5, 1.0, 2.0])),
+                          "min_width": data.draw(st.integers(1, 12)), "max_width": data.draw(st.integers(10, 80))}
     layout = _Layout(grid, replicas, order)
     ours, theirs = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(ours):
