@@ -19,6 +19,7 @@ import threading
 import functools
 import weakref
 from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any, Union
 
 import numpy as np
@@ -84,8 +85,8 @@ class ManualAxisType:
     reduced: frozenset[str]
     _interned: weakref.WeakValueDictionary[tuple[frozenset[str], ...], ManualAxisType] = weakref.WeakValueDictionary()
 
-    def __new__(cls, *, varying: frozenset[str] = frozenset(), unreduced: frozenset[str] = frozenset(),
-                reduced: frozenset[str] = frozenset()) -> ManualAxisType:
+    def __new__(cls, *, varying: AbstractSet[str] = frozenset(), unreduced: AbstractSet[str] = frozenset(),
+                reduced: AbstractSet[str] = frozenset()) -> ManualAxisType:
         if varying & unreduced:
             raise ValueError(f"varying and unreduced cannot have common mesh axes. Got varying={varying} "
                              f"and unreduced={unreduced}")
@@ -110,8 +111,8 @@ class ManualAxisType:
     def __reduce__(self) -> tuple[Callable[..., ManualAxisType], tuple[frozenset[str], ...]]:
         return _manual_axis_type, (self.varying, self.unreduced, self.reduced)
 
-    def update(self, *, varying: frozenset[str] | None = None, unreduced: frozenset[str] | None = None,
-               reduced: frozenset[str] | None = None) -> ManualAxisType:
+    def update(self, *, varying: AbstractSet[str] | None = None, unreduced: AbstractSet[str] | None = None,
+               reduced: AbstractSet[str] | None = None) -> ManualAxisType:
         return ManualAxisType(
             varying=self.varying if varying is None else varying,
             unreduced=self.unreduced if unreduced is None else unreduced,
