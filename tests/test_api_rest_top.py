@@ -24,7 +24,12 @@ def test_sharding_names_and_process_queries_match_jax() -> None:
     assert (am.shape, am.axis_sizes, am.size, am.empty, am.shape_tuple) == \
         (dict(jam.shape), jam.axis_sizes, jam.size, jam.empty, jam.shape_tuple)
     assert am == sharding.AbstractMesh((4, 2), ("a", "b")) and am != sharding.AbstractMesh((2, 4), ("a", "b"))
-    assert fcore.make_mesh((1,), ("a",)).abstract_mesh == sharding.AbstractMesh((1,), ("a",))
+    # as jax: a mesh's abstract mesh names its kind of device, so it differs from one that names none
+    ours_am = fcore.make_mesh((1,), ("a",)).abstract_mesh
+    assert ours_am == sharding.AbstractMesh((1,), ("a",), abstract_device=ours_am.abstract_device)
+    assert ours_am != sharding.AbstractMesh((1,), ("a",))
+    jax_am = jax.make_mesh((1,), ("a",), (jax.sharding.AxisType.Auto,)).abstract_mesh
+    assert repr(ours_am) == repr(jax_am) and jax_am != jax.sharding.AbstractMesh((1,), ("a",))
     assert fcore.make_mesh((1,), "batch").axis_names == jax.make_mesh((1,), "batch").axis_names == ("batch",)
     assert sharding.reshard(fnp.ones(2), sharding.NamedSharding(fcore.make_mesh((1,), ("a",)), sharding.P())).shape == (2,)
     for ours, theirs in ((fcore.host_id, jax.host_id), (fcore.host_count, jax.host_count), (fcore.host_ids, jax.host_ids)):

@@ -17,3 +17,5 @@ def test_multi_device_page_runs() -> None:
     assert "P('x', 'y') False" in out
     assert "cpu:1 (slice(0, 4, None), slice(2, 4, None)) (4, 2)" in out
     assert "unbound axis name: x" in out
+    assert "│CPU 0,2│CPU 1,3│" in out and "│CPU 0,1│CPU 2,3│" in out
+    assert "[P(None, 'y'), P('y',), P()]" in out

@@ -11,12 +11,15 @@ behaves as ``AxisType.Auto``.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import itertools
 import math
 import threading
 import functools
+import weakref
 from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any, Union
 
 import numpy as np
@@ -27,9 +30,11 @@ from fcore.backend.sharded import SdySharding, hlo_sharding, tile_assignment
 from fcore.ir.params import ParamStruct
 
 __all__ = [
+    "AbstractDevice",
     "AbstractMesh",
     "AxisType",
     "IndivisibleError",
+    "ManualAxisType",
     "Mesh",
     "NamedSharding",
     "PartitionSpec",
@@ -40,8 +45,10 @@ __all__ = [
     "get_abstract_mesh",
     "get_mesh",
     "make_mesh",
+    "make_single_device_sharding",
     "reshard",
     "set_mesh",
+    "use_abstract_mesh",
 ]
 
 Device = runtime.Device
@@ -62,6 +69,71 @@ class AxisType(enum.Enum):
 
     def __repr__(self) -> str:
         return self.name  # as jax prints them: (Auto, Auto)
+
+
+class ManualAxisType:
+    """The mesh axes a value inside ``shard_map`` varies over, or holds unreduced / reduced
+    partial sums of (``jax.sharding.ManualAxisType``). Interned, so equal ones are identical.
+
+    JAX keeps one in each aval; fcore's avals carry none (its ``shard_map`` infers varying axes
+    itself), so this is the value type alone."""
+
+    __slots__ = ("varying", "unreduced", "reduced", "__weakref__")
+
+    varying: frozenset[str]
+    unreduced: frozenset[str]
+    reduced: frozenset[str]
+    _interned: weakref.WeakValueDictionary[tuple[frozenset[str], ...], ManualAxisType] = weakref.WeakValueDictionary()
+
+    def __new__(cls, *, varying: AbstractSet[str] = frozenset(), unreduced: AbstractSet[str] = frozenset(),
+                reduced: AbstractSet[str] = frozenset()) -> ManualAxisType:
+        if varying & unreduced:
+            raise ValueError(f"varying and unreduced cannot have common mesh axes. Got varying={varying} "
+                             f"and unreduced={unreduced}")
+        if varying & reduced:
+            raise ValueError(f"varying and reduced cannot have common mesh axes. Got varying={varying} "
+                             f"and reduced={reduced}")
+        key = (frozenset(varying), frozenset(unreduced), frozenset(reduced))
+        obj = cls._interned.get(key)
+        if obj is None:
+            obj = object.__new__(cls)
+            for name, value in zip(cls.__slots__, key):
+                object.__setattr__(obj, name, value)
+            cls._interned[key] = obj
+        return obj
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"ManualAxisType is immutable (setting {name})")
+
+    def __repr__(self) -> str:
+        return f"ManualAxisType(varying={self.varying}, unreduced={self.unreduced}, reduced={self.reduced})"
+
+    def __reduce__(self) -> tuple[Callable[..., ManualAxisType], tuple[frozenset[str], ...]]:
+        return _manual_axis_type, (self.varying, self.unreduced, self.reduced)
+
+    def update(self, *, varying: AbstractSet[str] | None = None, unreduced: AbstractSet[str] | None = None,
+               reduced: AbstractSet[str] | None = None) -> ManualAxisType:
+        return ManualAxisType(
+            varying=self.varying if varying is None else varying,
+            unreduced=self.unreduced if unreduced is None else unreduced,
+            reduced=self.reduced if reduced is None else reduced,
+        )
+
+    def to_ct_mat(self) -> ManualAxisType:
+        """The type of a cotangent: unreduced and reduced swap places."""
+        return self.update(unreduced=self.reduced, reduced=self.unreduced)
+
+    @property
+    def empty(self) -> bool:
+        return self is ManualAxisType()
+
+    @property
+    def vur(self) -> frozenset[str]:
+        return self.varying | self.unreduced | self.reduced
+
+
+def _manual_axis_type(varying: frozenset[str], unreduced: frozenset[str], reduced: frozenset[str]) -> ManualAxisType:
+    return ManualAxisType(varying=varying, unreduced=unreduced, reduced=reduced)
 
 
 class _Unconstrained:
@@ -169,7 +241,12 @@ class Mesh(ParamStruct):
     @property
     def abstract_mesh(self) -> AbstractMesh:
         """The mesh without its devices."""
-        return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types)
+        if not self.axis_names:
+            return AbstractMesh((), ())
+        d = self._flat[0]
+        cores = getattr(d, "core_count", None) if d.platform == "gpu" else None
+        device = AbstractDevice(device_kind=d.device_kind, num_cores=cores, platform=d.platform)
+        return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types, abstract_device=device)
 
     @property
     def flat_devices(self) -> tuple[Device, ...]:
@@ -206,15 +283,32 @@ class Mesh(ParamStruct):
         _current.mesh = _current.stack.pop()
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class AbstractDevice:
+    """The kind of device a mesh is made of, without the devices (``jax.sharding.AbstractDevice``):
+    what an ``AbstractMesh`` may name so that programs can be traced for another platform."""
+
+    device_kind: str
+    num_cores: int | None
+    platform: str
+
+    def __repr__(self) -> str:
+        return f"AbstractDevice({self.fields_text()})"
+
+    def fields_text(self) -> str:
+        return f"device_kind={self.device_kind}, num_cores={self.num_cores}, platform={self.platform}"
+
+
 class AbstractMesh:
     """A mesh's axis names, sizes and types without devices (``jax.sharding.AbstractMesh``):
     what a program's shardings refer to before it is placed on devices."""
 
-    __slots__ = ("axis_sizes", "axis_names", "axis_types")
+    __slots__ = ("axis_sizes", "axis_names", "axis_types", "abstract_device")
 
     def __init__(
         self, axis_sizes: tuple[int, ...], axis_names: tuple[str, ...],
-        axis_types: AxisType | tuple[AxisType, ...] | None = None,
+        axis_types: AxisType | tuple[AxisType, ...] | None = None, *,
+        abstract_device: AbstractDevice | None = None,
     ) -> None:
         sizes, names = tuple(int(s) for s in axis_sizes), tuple(axis_names)
         if len(sizes) != len(names):
@@ -222,6 +316,7 @@ class AbstractMesh:
         if len(set(names)) != len(names):
             raise ValueError(f"Mesh axis names must be unique, got {names}")
         self.axis_sizes, self.axis_names = sizes, names
+        self.abstract_device = abstract_device
         if axis_types is None:
             self.axis_types: tuple[AxisType, ...] = (AxisType.Auto,) * len(names)
         elif isinstance(axis_types, AxisType):
@@ -248,16 +343,17 @@ class AbstractMesh:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, AbstractMesh):
             return NotImplemented
-        return (self.axis_sizes, self.axis_names, self.axis_types) == (
-            other.axis_sizes, other.axis_names, other.axis_types)
+        return (self.axis_sizes, self.axis_names, self.axis_types, self.abstract_device) == (
+            other.axis_sizes, other.axis_names, other.axis_types, other.abstract_device)
 
     def __hash__(self) -> int:
-        return hash((self.axis_sizes, self.axis_names, self.axis_types))
+        return hash((self.axis_sizes, self.axis_names, self.axis_types, self.abstract_device))
 
     def __repr__(self) -> str:
         shape = ", ".join(f"'{n}': {s}" for n, s in zip(self.axis_names, self.axis_sizes))
         types = ", ".join(t.name for t in self.axis_types)
-        return f"AbstractMesh({shape}, axis_types=({types}{',' if len(self.axis_types) == 1 else ''}))"
+        device = "" if self.abstract_device is None else f", {self.abstract_device.fields_text()}"
+        return f"AbstractMesh({shape or '()'}, axis_types=({types}{',' if len(self.axis_types) == 1 else ''}){device})"
 
 
 class _CurrentMesh(threading.local):
@@ -266,19 +362,77 @@ class _CurrentMesh(threading.local):
     def __init__(self) -> None:
         self.mesh: Mesh | None = None
         self.stack: list[Mesh | None] = []
+        #: Set by ``use_abstract_mesh``: what ``get_abstract_mesh`` returns instead of ``mesh``.
+        self.abstract: AbstractMesh | None = None
+        #: The mesh of the SPMD program being lowered and compiled (``lowering_over``).
+        self.program: Mesh | None = None
 
 
 _current = _CurrentMesh()
 
 
-def get_abstract_mesh() -> Mesh | None:
-    """The mesh set by ``set_mesh`` or the innermost ``with mesh:`` block, or None."""
-    return _current.mesh
+def get_abstract_mesh() -> Mesh | AbstractMesh | None:
+    """The mesh set by ``set_mesh`` or the innermost ``with mesh:`` block, or None; inside
+    ``use_abstract_mesh(m)``, ``m``. (Code that needs the devices asks ``get_mesh``.)"""
+    abstract = _current.abstract
+    return _current.mesh if abstract is None else abstract
 
 
 def get_mesh() -> Mesh | None:
-    """As ``get_abstract_mesh`` (fcore's meshes are always concrete)."""
+    """The concrete mesh set by ``set_mesh`` or the innermost ``with mesh:`` block, or None."""
     return _current.mesh
+
+
+class use_abstract_mesh:  # noqa: N801 - JAX's name (a class used as a context manager)
+    """``with use_abstract_mesh(abstract_mesh):`` makes ``get_abstract_mesh()`` return it.
+
+    As JAX, it names no devices, so bare ``PartitionSpec`` s still refer to the concrete mesh
+    (``set_mesh``); and inside another abstract mesh it must keep that mesh's size."""
+
+    __slots__ = ("mesh", "prev")
+
+    def __init__(self, mesh: AbstractMesh) -> None:
+        if not isinstance(mesh, AbstractMesh):
+            raise ValueError(f"Expected mesh of type `jax.sharding.AbstractMesh`. Got type: {type(mesh)}")
+        self.mesh = mesh
+        self.prev: AbstractMesh | None = None
+
+    def __enter__(self) -> None:
+        self.prev, _current.abstract = _current.abstract, self.mesh
+        prev = self.prev if self.prev is not None else (
+            None if _current.mesh is None else _current.mesh.abstract_mesh)
+        if prev is not None and not prev.empty and not self.mesh.empty and prev.size != self.mesh.size:
+            _current.abstract = self.prev
+            raise ValueError(
+                f"use_abstract_mesh cannot change the size of the mesh. Got new mesh: {self.mesh} with "
+                f"size={self.mesh.size} and prev mesh: {prev} with size={prev.size}"
+            )
+
+    def __exit__(self, *exc: object) -> None:
+        _current.abstract = self.prev
+
+
+class lowering_over:  # noqa: N801 - a context manager, named for how it reads
+    """``with lowering_over(mesh):`` around lowering and compiling a program over ``mesh``, so
+    that what the partitioner reports while compiling (``debug.inspect_array_sharding``) can
+    name the mesh's devices."""
+
+    __slots__ = ("mesh", "_previous")
+
+    def __init__(self, mesh: Mesh) -> None:
+        self.mesh = mesh
+        self._previous: Mesh | None = None
+
+    def __enter__(self) -> None:
+        self._previous, _current.program = _current.program, self.mesh
+
+    def __exit__(self, *exc: object) -> None:
+        _current.program = self._previous
+
+
+def program_mesh() -> Mesh | None:
+    """The mesh of the SPMD program being lowered or compiled on this thread, if any."""
+    return _current.program
 
 
 class _MeshSetting:
@@ -381,6 +535,11 @@ class SingleDeviceSharding(Sharding, ParamStruct):
 
     def __repr__(self) -> str:
         return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"
+
+
+def make_single_device_sharding(device: Device, *, memory_kind: str | None = None) -> SingleDeviceSharding:
+    """``jax.sharding.make_single_device_sharding``: ``SingleDeviceSharding(device)``."""
+    return SingleDeviceSharding(device, memory_kind=memory_kind)
 
 
 class NamedSharding(Sharding, ParamStruct):
@@ -535,7 +694,7 @@ def resolve_spec(spec_or_sharding: object, what: str) -> NamedSharding:
     if isinstance(spec_or_sharding, NamedSharding):
         return spec_or_sharding
     if isinstance(spec_or_sharding, PartitionSpec):
-        mesh = get_abstract_mesh()
+        mesh = get_mesh()
         if mesh is None:
             raise RuntimeError(
                 f"{what}: a bare PartitionSpec {spec_or_sharding} needs a mesh; use NamedSharding(mesh, spec) "
@@ -616,7 +775,7 @@ def explicit_axes(
                 if "in_sharding" not in kwargs:
                     raise TypeError("Missing required keyword argument: 'in_sharding'")
                 spec = kwargs.pop("in_sharding")
-            if get_abstract_mesh() is None:
+            if get_mesh() is None:
                 raise ValueError(
                     "Context mesh cannot be empty. Please use `jax.set_mesh` API to enter"
                     " into a mesh context when using `explicit_axes` API."

@@ -33,7 +33,7 @@ from fcore.lax._base import ArrayLike
 from fcore.lax._primitive import Primitive
 from fcore.lax.call import eval_closed, hoist_consts
 from fcore.lax.parallel import axis_env, psum_p
-from fcore.sharding import Mesh, NamedSharding, PartitionSpec, get_abstract_mesh
+from fcore.sharding import Mesh, NamedSharding, PartitionSpec, get_mesh
 from fcore.transforms.ad_util import Tangent, UndefinedPrimal, Zero, instantiate, is_undefined
 from fcore.transforms.jvp import jvp_jaxpr, jvp_rules
 from fcore.transforms.partial_eval import partial_eval_jaxpr
@@ -312,7 +312,7 @@ def shard_map(
     @functools.wraps(fun)
     def wrapped(*args: Any) -> Any:
         # Without `mesh=`, the mesh set where the function is called (as jax), not where it was defined.
-        m = mesh if mesh is not None else get_abstract_mesh()
+        m = mesh if mesh is not None else get_mesh()
         if m is None:
             raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter into a mesh context")
         return _call(fun, m, in_specs, out_specs, args, check)

@@ -24,7 +24,7 @@ from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr, Jaxpr
 from fcore.ir.params import ParamValue
 from fcore.lax.call import CompileError, spmd_runner
-from fcore.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
+from fcore.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding, lowering_over
 
 __all__ = ["SpmdLaunch", "jaxpr_mesh", "spmd_launch"]
 
@@ -98,12 +98,13 @@ class SpmdLaunch:
                 so.check_shape(a.shape, "One of pjit outputs")
         arg_attrs = [_sdy_attr(s, a) for s, a in zip(in_shardings, in_avals)]
         res_attrs = ["" if s is None else _sdy_attr(s, a) for s, a in zip(out_shardings, out_avals)]
-        text, _ = lower_module(closed, name, (), arg_attrs, res_attrs, mesh=(mesh.sdy_text(), mesh.size))
-        self.text = text
-        try:
-            exe = compile_spmd(text, mesh.flat_devices)
-        except runtime.XlaCompileError as e:
-            raise CompileError(f"XLA failed on the SPMD program of {name}: {e.xla_message}") from e
+        with lowering_over(mesh):
+            text, _ = lower_module(closed, name, (), arg_attrs, res_attrs, mesh=(mesh.sdy_text(), mesh.size))
+            self.text = text
+            try:
+                exe = compile_spmd(text, mesh.flat_devices)
+            except runtime.XlaCompileError as e:
+                raise CompileError(f"XLA failed on the SPMD program of {name}: {e.xla_message}") from e
         exe.set_outputs([(a.shape, np.dtype(a.dtype)) for a in out_avals])
         from fcore.sharding import named_sharding_from_xla
 
