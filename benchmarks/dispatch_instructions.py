@@ -1,6 +1,6 @@
 """Machine instructions per cached jit call, fcore vs jax, under callgrind.
 
-``python -m benchmarks.dispatch_instructions [plain|results|tuple|dict ...] [--seeds 1 2 3]``
+``python -m benchmarks.dispatch_instructions [plain|results|tuple|dict|numpy ...] [--seeds 1 2 3]``
 
 Timings on a shared machine are too noisy for changes of a few percent; instruction counts
 are not. Each side runs in its own process under ``valgrind --tool=callgrind
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-CASES = ("plain", "results", "tuple", "dict")
+CASES = ("plain", "results", "tuple", "dict", "numpy")
 _HELPER = """#include <valgrind/callgrind.h>
 void cg_start(void) { CALLGRIND_ZERO_STATS; CALLGRIND_START_INSTRUMENTATION; }
 void cg_stop(void) { CALLGRIND_STOP_INSTRUMENTATION; CALLGRIND_DUMP_STATS; }
@@ -46,6 +46,9 @@ def _workload(side: str, case: str) -> Callable[[], object]:
         import jax as lib
     x, y = lib.device_put(a), lib.device_put(a * 2)
     f = lib.jit(lambda x, y: x * y + 1)
+    if case == "numpy":  # host arguments, copied to the device by each call
+        b = a * 2
+        return lambda: f(a, b).block_until_ready()
     if case == "results":  # arrays an earlier jit call returned
         x, y = f(x, y), f(y, x)
     if case == "tuple":

@@ -267,6 +267,36 @@ def test_pytree_and_keyword_calls_take_the_fast_path(monkeypatch: pytest.MonkeyP
     assert traces[0] == 1
 
 
+def test_host_arguments_take_the_fast_path_as_the_slow_path_would(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NumPy arrays and scalars are put on the device by the cached call itself (as JAX's C++
+    dispatch does), with the types the slow path gives them: a float64 array narrows without
+    x64, a Python scalar is weakly typed, a NumPy scalar is not; each call copies the current
+    value; an int the slow path refuses, and a transfer guard, still reach the slow path."""
+    fun, traces = _counting(lambda x, k, p: {"y": x * k, "p": p["w"] + 1})
+    f = fcore.jit(fun)
+    x64 = np.arange(4, dtype=np.float64)
+
+    def call() -> Any:
+        return f(x64, 2.0, {"w": np.float32(3)})
+
+    first = call()
+    monkeypatch.setattr(Jitted, "_call", lambda *args: pytest.fail("cached call left the fast path"))
+    out = call()
+    assert traces[0] == 1
+    assert out["y"].dtype == np.float32 and not out["y"].weak_type and out["p"].dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(out["y"]), np.asarray(first["y"]))
+    x64[0] = 10.0  # the value is read at each call
+    np.testing.assert_array_equal(np.asarray(call()["y"]), [20.0, 2.0, 4.0, 6.0])
+    monkeypatch.undo()
+    with pytest.raises(OverflowError, match=r"argument path is args\[1\]"):
+        f(x64, 2**40, {"w": np.float32(3)})
+    with fcore.transfer_guard_host_to_device("disallow"), pytest.raises(Exception, match="Disallowed host-to-device"):
+        call()
+    g = fcore.jit(lambda a, b: a + b)
+    assert g(np.ones(2, np.int32), 1).dtype == np.int32 and g(np.ones(2, np.int32), 1).dtype == np.int32
+    assert g(np.ones(2, np.float32), np.float64(1)).dtype == np.float32
+
+
 def test_pytree_fast_path_keys_on_every_leaf() -> None:
     fun, traces = _counting(lambda p: p["a"] * p["b"])
     f = fcore.jit(fun)

@@ -39,7 +39,7 @@ from fcore.interpreters.float_checks import check_call
 from fcore.interpreters.stack import CURRENT_TRACE, current_trace
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.interpreters.trace import Tracer
-from fcore.ir.avals import ShapedArray
+from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, get_abstract_mesh, resolve_spec
 from fcore.api.spmd import SpmdLaunch, jaxpr_mesh, spmd_launch
 from fcore.api.spmd_stages import SpmdLowered
@@ -116,6 +116,51 @@ _ref_staging: weakref.WeakKeyDictionary[Specialization, RefStaging] = weakref.We
 _shared: weakref.WeakKeyDictionary[Callable[..., Any], dict[ArgSpec, _TraceCache]] = weakref.WeakKeyDictionary()
 #: Caches holding ``Launch``es (compiled executables) that ``clear_caches`` must drop.
 _with_launches: weakref.WeakSet[_TraceCache] = weakref.WeakSet()
+
+
+#: Python scalars a cached call takes as host values (NumPy arrays and scalars too).
+_HOST_SCALARS = (float, int, bool, complex)
+
+
+def _host_value(x: object) -> tuple[ShapedArray, np.ndarray[Any, Any]] | None:
+    """A NumPy array or a scalar argument as the slow path sees it: its (interned) aval and its
+    host value at that aval's dtype; None for anything else, or for a value the slow path must
+    refuse with its own message (an out-of-range int)."""
+    if type(x) is not np.ndarray and type(x) not in _HOST_SCALARS and not isinstance(x, np.generic):
+        return None
+    try:
+        arr, weak = to_numpy_arg(x)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return shaped_array(arr.shape, arr.dtype, weak), arr
+
+
+def _leaf_parts(leaves: Sequence[Any]) -> tuple[list[ShapedArray | None], list[runtime.RawArray]] | None:
+    """For the cached call: the leaves' avals and jaxlib arrays, when each leaf is an fcore
+    array on one device or a host value (put on the default device here, as the slow path
+    would, unless ``jax_transfer_guard`` watches such transfers); None sends the call to the
+    slow path. JAX's C++ dispatch takes NumPy arguments on its fast path too."""
+    avals: list[ShapedArray | None] = []
+    raw: list[runtime.RawArray] = []
+    guard_checked = False
+    for x in leaves:
+        if type(x) is ArrayImpl:
+            dev = x._device
+            if type(dev) is not DeviceBuffer:
+                return None
+            avals.append(x._aval)
+            raw.append(dev._array)
+            continue
+        if not guard_checked:
+            if host_to_device_guard() != "allow":
+                return None
+            guard_checked = True
+        host = _host_value(x)
+        if host is None:
+            return None
+        avals.append(host[0])
+        raw.append(runtime.device_put_raw(host[1]))
+    return avals, raw
 
 
 def _trace_cache(fun: Callable[..., Any], spec: ArgSpec) -> _TraceCache:
@@ -312,8 +357,12 @@ class Jitted(Generic[P, R]):
                 for x in args:
                     avals.append(x._aval)
                     raw.append(x._device._array)
-            except AttributeError:
-                candidates = None
+            except AttributeError:  # a NumPy array or a scalar among them (or the slow path's)
+                parts = _leaf_parts(args)
+                if parts is None:
+                    candidates = None
+                else:
+                    avals, raw = parts
         else:
             candidates = None
         if candidates is None:  # a pytree argument, or keywords: jaxlib's C++ flattener
@@ -369,8 +418,11 @@ class Jitted(Generic[P, R]):
                 for x in flat:
                     avals.append(x._aval)
                     raw.append(x._device._array)
-            except AttributeError:
-                return None, avals, raw
+            except AttributeError:  # host values among the leaves (or the slow path's)
+                parts = _leaf_parts(flat)
+                if parts is None:
+                    return None, avals, raw
+                return candidates, parts[0], parts[1]
         return candidates, avals, raw
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -426,9 +478,15 @@ class Jitted(Generic[P, R]):
             return
         avals: list[ShapedArray] = []
         for x in flat:
-            if type(x) is not ArrayImpl or type(x._device) is not DeviceBuffer or x._aval is None:
-                return
-            avals.append(x._aval)
+            if type(x) is ArrayImpl:
+                if type(x._device) is not DeviceBuffer or x._aval is None:
+                    return
+                avals.append(x._aval)
+            else:  # a host value, which a cached call puts on the device itself (``_leaf_parts``)
+                host = _host_value(x)
+                if host is None:
+                    return
+                avals.append(host[0])
         if entry.in_tree == _positional_tree(len(flat)):
             candidates = self._fast_flat
         else:

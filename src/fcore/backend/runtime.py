@@ -542,6 +542,14 @@ def device_put(x: npt.NDArray[Any], device: Device | None = None) -> DeviceBuffe
     mutating ``x`` afterwards never changes the device value. The dtype is kept
     exactly (``enable_x64=True``: fcore canonicalizes dtypes before calling this).
     """
+    array = device_put_raw(x, device)
+    aval = array.aval
+    assert isinstance(aval, _Aval)
+    return DeviceBuffer(array, aval)
+
+
+def device_put_raw(x: npt.NDArray[Any], device: Device | None = None) -> RawArray:
+    """``device_put``'s jaxlib array alone (jit's cached call passes it straight to XLA)."""
     target = _put_targets.get(device)
     if target is None:
         target = _put_target(device)
@@ -551,8 +559,7 @@ def device_put(x: npt.NDArray[Any], device: Device | None = None) -> DeviceBuffe
         dtype = dtype.newbyteorder("=")
         x = x.astype(dtype)
     aval = _Aval(x.shape, dtype, devs[0])
-    array = xc.batched_device_put(aval, sharding, [x], devs, True, False, _IMMUTABLE_ONLY_DURING_CALL, True)
-    return DeviceBuffer(array, aval)
+    return xc.batched_device_put(aval, sharding, [x], devs, True, False, _IMMUTABLE_ONLY_DURING_CALL, True)
 
 
 # --------------------------------------------------------------------------- executables
