@@ -1,17 +1,19 @@
 """The long differential run: ``python -m fcore.testing.run --programs 10000 [--seed 0]``.
 
-Draws programs from ``fcore.testing.programs()`` and compares fcore with jax (which must be
-installed) in every mode; prints each disagreement (program, mode, error) as it is found, and a summary; the intended
-differences of docs/testing.md (``KNOWN``) are counted apart.
-jax runs in a child process, beside fcore: a program that kills the reference (jax 0.10.2 dies
-with SIGFPE when XLA folds some integer divisions by zero while compiling) is reported and
-counted apart, the child is restarted, and the run goes on.
+Draws programs from ``fcore.testing.programs()`` and compares fcore with a reference library
+(``--reference``, default jax, which must be installed; imported by name, since fcore never
+imports jax) in every mode; prints each disagreement (program, mode, error) as it is found, and
+a summary; the intended differences of docs/testing.md (``KNOWN``) are counted apart. The
+reference runs in a child process, beside fcore: a program that kills it (jax 0.10.2 dies with
+SIGFPE when XLA folds some integer divisions by zero while compiling) is reported and counted
+apart, the child is restarted, and the run goes on.
 Exit status 1 when any program disagreed.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import multiprocessing
 import re
 import sys
@@ -53,36 +55,37 @@ def _error(name: str, message: str) -> Exception:
     return cls(message)
 
 
-def _portable(value: Any, jax: Any) -> Any:
-    """An outcome the parent can unpickle without jax: arrays as numpy, errors by name."""
+def _portable(value: Any, reference: Any) -> Any:
+    """An outcome the parent can unpickle without the reference: arrays as numpy, errors by name."""
     if isinstance(value, BaseException):
         return ("error", type(value).__name__, str(value))
-    return ("value", jax.tree_util.tree_map(np.asarray, value))
+    return ("value", reference.tree_util.tree_map(np.asarray, value))
 
 
-def _serve(conn: Connection, modes: Sequence[str]) -> None:
-    """The child: each program received is answered with its outcome in every mode."""
-    import jax
-
+def _serve(conn: Connection, modes: Sequence[str], reference_name: str) -> None:
+    """The child: each program received is answered with its outcome in every mode, computed
+    by the reference library (a module with JAX's API, imported by name: fcore never imports jax)."""
+    reference = importlib.import_module(reference_name)
     while (program := conn.recv()) is not None:
         try:
-            f = program.function(jax)
-            conn.send([_portable(outcome(jax, f, program.inputs, mode), jax) for mode in modes])
+            f = program.function(reference)
+            conn.send([_portable(outcome(reference, f, program.inputs, mode), reference) for mode in modes])
         except Exception as e:  # not a user error of ``outcome``: the parent reports it
             conn.send(("raised", f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=3)}"))
 
 
 class _Reference:
-    """jax's outcomes of programs, computed in a child process while fcore computes its own."""
+    """The reference's outcomes of programs, computed in a child process while fcore computes its own."""
 
-    def __init__(self, modes: Sequence[str]) -> None:
+    def __init__(self, modes: Sequence[str], reference_name: str = "jax") -> None:
         self._modes = tuple(modes)
+        self._reference_name = reference_name
         self._start()
 
     def _start(self) -> None:
         context = multiprocessing.get_context("spawn")
         self._conn, child_conn = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child_conn, self._modes), daemon=True)
+        self._process = context.Process(target=_serve, args=(child_conn, self._modes, self._reference_name), daemon=True)
         self._process.start()
         child_conn.close()
 
@@ -118,9 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-steps", type=int, default=10)
     parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--reference", default="jax", help="the module with JAX's API to compare with")
     opts = parser.parse_args(argv)
     modes = opts.modes.split(",")
-    reference = _Reference(modes)
+    reference = _Reference(modes, opts.reference)
     failures: list[tuple[str, str]] = []
     crashed: list[str] = []
     ops_seen: Counter[str] = Counter()
