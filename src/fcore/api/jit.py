@@ -340,10 +340,10 @@ class Jitted(Generic[P, R]):
         # those). The candidates for the call's argument tree are compared by the leaves' avals
         # in one list comparison, and by the dispatch state (the trace, and the context's
         # settings snapshot: checks, disable_jit, the settings traced under) in one tuple
-        # comparison. A leaf that is not an fcore array has no
-        # ``_aval``, one without its one-device copy (host only, sharded, deleted) no
-        # ``_device._array`` (its jaxlib array): the slow path, which also skips the unused
-        # ones. ``_aval`` is None until an array's aval is first asked for, and such a list
+        # comparison. A leaf that is not an fcore array has no ``_aval``: NumPy arrays and
+        # scalars are converted and put on the device by ``_leaf_parts``, anything else (and an
+        # fcore array without its one-device copy: host only, sharded, deleted) takes the slow
+        # path, which also skips the unused ones. ``_aval`` is None until an array's aval is first asked for, and such a list
         # matches nothing. Everything else (and a first call) goes through ``_call``, which
         # fills the fast caches (only for jit objects without static, donated or sharded
         # arguments: the others never have candidates). Each bytecode here costs ~30 machine
