@@ -12,7 +12,7 @@ value names (``%3``), the result is the SSA name(s) of the outputs.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from typing_extensions import TypeAlias
@@ -121,7 +121,7 @@ class ModuleBuilder:
     device mesh its sharding annotations refer to (``@mesh``; at most one per program)."""
 
     __slots__ = ("functions", "_by_jaxpr", "_names", "mesh", "mesh_size", "axis_env", "_channels", "maximal",
-                 "_locations")
+                 "_locations", "rule_functions")
 
     def __init__(self) -> None:
         self.functions: list[str] = []
@@ -136,6 +136,9 @@ class ModuleBuilder:
         #: Whether an op is pinned to the mesh's first device (``@maximal_mesh_0``).
         self.maximal = False
         self._locations: dict[tuple[int, str], str] = {}
+        #: Private functions that rules built once per module, by the rule's own key (a lowering
+        #: rule written with jaxlib's bindings: ``fcore.backend.binding_lowering``).
+        self.rule_functions: dict[Hashable, str] = {}
 
     def location(self, info: SourceInfo, primitive: str) -> str:
         """`` loc("outer/inner/prim"("file":line:col))``, as JAX names an op: its name stack and
