@@ -245,12 +245,21 @@ class LowerFunRule:
         self.fun = fun
         self.multiple_results = multiple_results
 
-    def _jaxpr(self, avals_in: Sequence[ShapedArray], params: dict[str, ParamValue]) -> ClosedJaxpr:
+    def _jaxpr(
+        self, avals_in: Sequence[ShapedArray], avals_out: Sequence[ShapedArray], params: dict[str, ParamValue]
+    ) -> ClosedJaxpr:
         def flat(*args: Any) -> list[Any]:
             out = self.fun(*args, **params)
             return list(out) if self.multiple_results else [out]
 
         closed = trace_to_jaxpr(flat, list(avals_in), f"lower_fun({getattr(self.fun, '__name__', 'fun')})")
+        got = [(a.shape, a.dtype) for a in closed.out_avals]
+        want = [(a.shape, a.dtype) for a in avals_out]
+        if got != want:
+            raise LoweringError(
+                f"mlir.lower_fun: the function returns {_types(closed.out_avals)}, but the primitive's results are "
+                f"{_types(avals_out)} (multiple_results={self.multiple_results})"
+            )
         if threads_token(closed.jaxpr):
             raise LoweringError("mlir.lower_fun: the function has ordered effects, which lower_fun cannot thread")
         return closed
@@ -259,7 +268,7 @@ class LowerFunRule:
         return f"lower_fun_{getattr(self.fun, '__name__', 'fun')}"
 
     def __call__(self, ctx: LoweringRuleContext | BindingRuleContext, *args: Any, **params: ParamValue) -> Any:
-        closed = self._jaxpr(ctx.avals_in, params)
+        closed = self._jaxpr(ctx.avals_in, ctx.avals_out, params)
         consts = [np.asarray(c) for c in closed.consts]
         out_avals = [v.aval for v in closed.jaxpr.outvars]
         if isinstance(ctx, LoweringRuleContext):  # registered as a rule itself: text throughout
@@ -278,6 +287,10 @@ class LowerFunRule:
                 _private_function(sym, ir_in_types, out_types)  # a declaration: no body
         operands = [ir_constant(c) for c in consts] + list(args)
         return list(func.CallOp(out_types, sym, operands).results)
+
+
+def _types(avals: Sequence[ShapedArray]) -> str:
+    return "[" + ", ".join(a.str_short() for a in avals) + "]"
 
 
 def lower_fun(fun: Callable[..., Any], multiple_results: bool = True) -> LowerFunRule:
