@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -148,8 +149,10 @@ def test_lower_fun_as_a_rule_and_inside_a_binding_rule() -> None:
         cube.def_abstract_eval(lambda x: x)
 
         def cube_lowering(ctx: Any, x: Any) -> Any:
-            (square,) = mlir.lower_fun(lambda v: v * v, multiple_results=False)(ctx, x)
-            return [hlo.MulOp(square, x).result]
+            # (a function whose results are not the primitive's: lower_fun does not read avals_out)
+            total, square = mlir.lower_fun(lambda v: [v.sum(), v * v], multiple_results=True)(ctx, x)
+            spread = hlo.BroadcastInDimOp(x.type, total, mlir.dense_int_array([]))
+            return [hlo.AddOp(hlo.MulOp(square, x), spread).result]
 
         mlir.register_lowering(cube, cube_lowering)
         x = np.arange(4.0, dtype=np.float32)
@@ -180,6 +183,16 @@ def test_a_bad_lowering_rule_is_a_named_error_before_xla(rule: Callable[..., Any
     p = _primitive_with_lowering("compat_bad_lowering", rule)
     with pytest.raises(LoweringError, match=message):
         fcore.jit(lambda v: p.bind(v)).lower(np.zeros(3, np.float32)).as_text()
+
+
+def test_lower_fun_with_the_wrong_results_and_an_unknown_platform_are_named_errors() -> None:
+    mlir = fcore.interpreters.mlir
+    p = _primitive_with_lowering("compat_lower_fun_results", mlir.lower_fun(lambda x: [x, x], multiple_results=True))
+    message = r"returns \[float32\[3\], float32\[3\]\], but the primitive.s results are \[float32\[3\]\]"
+    with pytest.raises(LoweringError, match=message):
+        fcore.jit(lambda v: p.bind(v)).lower(np.zeros(3, np.float32)).as_text()
+    with pytest.raises(NotImplementedError, match="unknown platform quantum"):
+        mlir.register_lowering(p, lambda ctx, x: [x], platform="quantum")
 
 
 def test_a_platform_rule_applies_only_on_its_platform() -> None:
@@ -265,4 +278,9 @@ def test_public_names_are_jaxs() -> None:
         assert missing == [], f"{ours.__name__} has names jax's module lacks: {missing}"
     import fcore.extend.mlir.dialects as dialects
 
-    assert {n for n in vars(dialects) if not n.startswith("_") and n != "DIALECTS" and n != "sys"} >= {"stablehlo", "chlo", "func"}
+    for name in ["arith", "builtin", "chlo", "func", "math", "memref", "scf", "sdy", "sparse_tensor", "stablehlo"]:
+        theirs_mod = importlib.import_module(f"jax.extend.mlir.dialects.{name}")
+        ours_mod = importlib.import_module(f"fcore.extend.mlir.dialects.{name}")
+        assert ours_mod is getattr(dialects, name)
+        lacking = [n for n in dir(theirs_mod) if not n.startswith("_") and not hasattr(ours_mod, n)]
+        assert lacking == [], f"fcore.extend.mlir.dialects.{name} lacks {lacking}"

@@ -222,7 +222,9 @@ def binding_rule(
             return fallback(ctx, *operands, **params)
         if chosen is None:
             have = ", ".join(sorted(str(p) for p in rules))
-            raise LoweringError(f"'{prim.name}' has no lowering rule for platform {platforms[0]} (it has rules for {have})")
+            raise LoweringError(
+                f"'{prim.name}' has no lowering rule for platform {platforms[0]} (it has rules for {have})"
+            )
         in_texts = [tensor_type(a) for a in ctx.avals_in]
         key = _memo_key(chosen, ctx, params)
         sym = ctx.module.rule_functions.get(key) if key is not None else None
@@ -237,7 +239,8 @@ def binding_rule(
 
 class LowerFunRule:
     """JAX's ``mlir.lower_fun(fun, multiple_results)``: a lowering rule that stages ``fun`` with
-    the primitive's avals and parameters and calls the function fcore lowers it to."""
+    the primitive's avals and parameters and calls the function fcore lowers it to. Called from
+    another rule, its results need not be that rule's (``ctx.avals_out`` is not read, as in JAX)."""
 
     __slots__ = ("fun", "multiple_results")
 
@@ -245,21 +248,12 @@ class LowerFunRule:
         self.fun = fun
         self.multiple_results = multiple_results
 
-    def _jaxpr(
-        self, avals_in: Sequence[ShapedArray], avals_out: Sequence[ShapedArray], params: dict[str, ParamValue]
-    ) -> ClosedJaxpr:
+    def _jaxpr(self, avals_in: Sequence[ShapedArray], params: dict[str, ParamValue]) -> ClosedJaxpr:
         def flat(*args: Any) -> list[Any]:
             out = self.fun(*args, **params)
             return list(out) if self.multiple_results else [out]
 
         closed = trace_to_jaxpr(flat, list(avals_in), f"lower_fun({getattr(self.fun, '__name__', 'fun')})")
-        got = [(a.shape, a.dtype) for a in closed.out_avals]
-        want = [(a.shape, a.dtype) for a in avals_out]
-        if got != want:
-            raise LoweringError(
-                f"mlir.lower_fun: the function returns {_types(closed.out_avals)}, but the primitive's results are "
-                f"{_types(avals_out)} (multiple_results={self.multiple_results})"
-            )
         if threads_token(closed.jaxpr):
             raise LoweringError("mlir.lower_fun: the function has ordered effects, which lower_fun cannot thread")
         return closed
@@ -268,10 +262,15 @@ class LowerFunRule:
         return f"lower_fun_{getattr(self.fun, '__name__', 'fun')}"
 
     def __call__(self, ctx: LoweringRuleContext | BindingRuleContext, *args: Any, **params: ParamValue) -> Any:
-        closed = self._jaxpr(ctx.avals_in, ctx.avals_out, params)
+        closed = self._jaxpr(ctx.avals_in, params)
         consts = [np.asarray(c) for c in closed.consts]
         out_avals = [v.aval for v in closed.jaxpr.outvars]
         if isinstance(ctx, LoweringRuleContext):  # registered as a rule itself: text throughout
+            if [(a.shape, a.dtype) for a in out_avals] != [(a.shape, a.dtype) for a in ctx.avals_out]:
+                raise LoweringError(
+                    f"mlir.lower_fun: the function returns {_types(out_avals)}, but the primitive's results are "
+                    f"{_types(ctx.avals_out)} (multiple_results={self.multiple_results})"
+                )
             sym = ctx.module.private_function(closed.jaxpr, self._name())
             const_names = [ctx.constant(c, c.dtype, c.shape) for c in consts]
             in_types = [tensor_type(v.aval) for v in closed.jaxpr.constvars + closed.jaxpr.invars]

@@ -118,7 +118,9 @@ def defjvp2(primitive: Primitive[Any], *jvprules: Callable[..., Any] | None) -> 
 
     def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
         out = primitive.bind(*primals, **params)
-        terms = [r(t, out, *primals, **params) for r, t in zip(jvprules, tangents) if r is not None and type(t) is not Zero]
+        terms = [
+            r(t, out, *primals, **params) for r, t in zip(jvprules, tangents) if r is not None and type(t) is not Zero
+        ]
         return out, _sum_terms(out, terms)
 
     primitive_jvps[primitive] = rule

@@ -44,6 +44,8 @@ LoweringRuleContext = BindingRuleContext
 
 #: JAX's platform names as fcore's runtime reports them.
 _PLATFORM_ALIASES = {"gpu": "cuda"}
+#: The platforms JAX accepts a rule for (fcore runs on 'cpu' and 'cuda'; a rule for another is kept, unused).
+_KNOWN_PLATFORMS = frozenset({"cpu", "cuda", "rocm", "tpu", "gpu"})
 
 #: Per primitive, the rules registered here: by platform, ``None`` for any platform.
 _rules: dict[Primitive[Any], dict[str | None, Callable[..., Any]]] = {}
@@ -52,10 +54,18 @@ _fallbacks: dict[Primitive[Any], LoweringRule | None] = {}
 
 
 def register_lowering(
-    prim: Primitive[Any], rule: Callable[..., Any], platform: str | None = None
-) -> Callable[..., Any]:
+    prim: Primitive[Any], rule: Callable[..., Any], platform: str | None = None, inline: bool = True,
+    cacheable: bool = True,
+) -> None:
     """Register ``rule(ctx, *values, **params) -> [ir.Value, ...]`` as ``prim``'s lowering (for
-    ``platform`` only, when given: 'cpu', 'cuda' or 'gpu'). Returns ``rule``, as JAX does."""
+    ``platform`` only, when given: 'cpu', 'cuda', 'gpu', ...). The rule's ops always go into a
+    function of their own, called where the primitive is (XLA inlines it): ``inline`` and
+    ``cacheable`` are accepted for JAX's signature."""
+    if platform is not None and platform not in _KNOWN_PLATFORMS:
+        raise NotImplementedError(
+            f"Registering an MLIR lowering rule for primitive {prim} for an unknown platform {platform}. "
+            f"Known platforms are: {', '.join(sorted(_KNOWN_PLATFORMS))}."
+        )
     if not isinstance(prim, Primitive):
         raise TypeError(f"register_lowering: expected a Primitive, got {type(prim).__name__} {prim!r}")
     if not callable(rule):
@@ -64,14 +74,13 @@ def register_lowering(
     if isinstance(rule, LowerFunRule) and key is None:
         _rules.pop(prim, None)
         lowering_rules.register(prim)(rule)  # a text rule already: no binding function around it
-        return rule
+        return
     if prim not in _rules:
         # A rule for one platform leaves the lowering the primitive had in force elsewhere.
         _fallbacks[prim] = lowering_rules.get(prim)
     rules = _rules.setdefault(prim, {})
     rules[key] = rule
     lowering_rules.register(prim)(binding_rule(prim, rules, _fallbacks[prim]))
-    return rule
 
 
 def ir_constants(val: Any) -> list[ir.Value[Any]]:
