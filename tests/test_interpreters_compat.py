@@ -239,6 +239,12 @@ def test_registries_view_fcores_rule_tables() -> None:
         ad.get_primitive_transpose(p)
     with pytest.raises(TypeError, match="Primitive"):
         ad.primitive_jvps["sin"] = jvp  # type: ignore[index]
+    aval = fcore.core.ShapedArray((2,), np.dtype(np.float32), weak_type=True)
+    jax_aval = jax.core.ShapedArray((2,), np.float32, weak_type=True)
+    assert repr(ad.Zero(aval)) == repr(jax.interpreters.ad.Zero(jax_aval)) == "Zero(~float32[2])"
+    jax_undefined: Any = jax.interpreters.ad.UndefinedPrimal  # (unannotated in jax)
+    assert repr(ad.UndefinedPrimal(aval)) == repr(jax_undefined(jax_aval)) == "UndefinedPrimal(~float32[2])"
+    np.testing.assert_array_equal(ad.Zero(aval).instantiate(), np.zeros(2, np.float32))
     # fcore's own batching rule, called JAX's way (no axis size)
     x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
     out, out_dim = batching.primitive_batchers[fcore.lax.sin_p]((x,), (1,))

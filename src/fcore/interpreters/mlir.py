@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from fcore.backend.binding_lowering import (
     BindingRuleContext,
     LowerFunRule,
@@ -30,17 +32,21 @@ from fcore.backend.binding_lowering import (
     ir_constant as ir_constant,
     lower_fun as lower_fun,
 )
-from fcore.backend.lowering import LoweringRule, lowering_rules
+from fcore.backend.lowering import LoweringRule as TextLoweringRule, lowering_rules
 from fcore.backend.mlir_api import ir as ir
 from fcore.ir.primitive import Primitive
 
 __all__ = [
-    "LoweringRuleContext", "ModuleContext", "aval_to_ir_type", "aval_to_ir_types", "dense_int_array",
-    "dtype_to_ir_type", "i32_attr", "i64_attr", "ir", "ir_constant", "ir_constants", "lower_fun", "register_lowering",
+    "LoweringRule", "LoweringRuleContext", "ModuleContext", "Value", "aval_to_ir_type", "aval_to_ir_types",
+    "dense_int_array", "dense_int_elements", "dtype_to_ir_type", "i32_attr", "i64_attr", "ir", "ir_constant",
+    "ir_constants", "lower_fun", "register_lowering",
 ]
 
 #: The ``ctx`` a rule registered here receives (``avals_in``, ``avals_out``, ``module_context``, ...).
 LoweringRuleContext = BindingRuleContext
+Value = ir.Value
+#: A rule: ``(ctx, *values, **params) -> [value or sequence of values, one per result]``.
+LoweringRule = Callable[..., Sequence[Any]]
 
 #: JAX's platform names as fcore's runtime reports them.
 _PLATFORM_ALIASES = {"gpu": "cuda"}
@@ -50,7 +56,7 @@ _KNOWN_PLATFORMS = frozenset({"cpu", "cuda", "rocm", "tpu", "gpu"})
 #: Per primitive, the rules registered here: by platform, ``None`` for any platform.
 _rules: dict[Primitive[Any], dict[str | None, Callable[..., Any]]] = {}
 #: Per primitive, the text rule it had before its first rule was registered here.
-_fallbacks: dict[Primitive[Any], LoweringRule | None] = {}
+_fallbacks: dict[Primitive[Any], TextLoweringRule | None] = {}
 
 
 def register_lowering(
@@ -91,6 +97,11 @@ def ir_constants(val: Any) -> list[ir.Value[Any]]:
 def dense_int_array(xs: Sequence[int]) -> ir.Attribute:
     """A ``DenseI64ArrayAttr`` of ``xs`` (what StableHLO ops take for dimension lists)."""
     return ir.DenseI64ArrayAttr.get([int(x) for x in xs])
+
+
+def dense_int_elements(xs: Sequence[int]) -> ir.Attribute:
+    """A ``DenseIntElementsAttr`` of ``xs`` as int64."""
+    return ir.DenseIntElementsAttr.get(np.asarray(xs, np.int64).data)
 
 
 def i32_attr(i: int) -> ir.Attribute:

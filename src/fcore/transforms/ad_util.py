@@ -24,6 +24,10 @@ class Zero:
     def __repr__(self) -> str:
         return f"Zero({self.aval})"  # as JAX prints it: ``Zero(~float32[])``
 
+    def instantiate(self) -> Any:
+        """An array of zeros of this aval (JAX's ``Zero.instantiate``)."""
+        return vspace().zeros_like_aval(self.aval)
+
 
 @attrs.frozen(slots=True, repr=False)
 class UndefinedPrimal:
