@@ -18,7 +18,9 @@ from typing import Any
 
 import attrs
 import numpy as np
+from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 
+from fcore.backend import runtime
 from fcore.backend.lowering import (
     LoweringError,
     LoweringRule,
@@ -45,8 +47,6 @@ __all__ = [
 
 def mlir_context() -> ir.Context:
     """A fresh MLIR context with the dialects a StableHLO program uses (a few milliseconds)."""
-    from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-
     ctx = ir.Context()
     registry = ir.DialectRegistry()
     _jax_mlir_ext.register_dialects(registry)
@@ -159,8 +159,7 @@ def _private_function(name: str, in_types: Sequence[ir.Type], out_types: Sequenc
 
 
 def _platforms() -> tuple[str, ...]:
-    from fcore.backend import runtime
-
+    """The platform being compiled for (fcore compiles for its one client's)."""
     return (runtime.platform(),)
 
 
