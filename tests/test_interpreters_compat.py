@@ -130,6 +130,23 @@ def test_rules_inside_scan_under_grad_and_vmap() -> None:
     same(run("jax"), run("fcore"))
 
 
+def test_a_chlo_rule_in_while_and_cond_bodies() -> None:
+    def run(lib_name: str) -> list[Any]:
+        lib, core, _, _, mlir, _ = LIBS[lib_name]
+        chlo: Any = importlib.import_module(f"{lib_name}.extend.mlir.dialects.chlo")
+        erf = core.Primitive("compat_erf")
+        erf.def_abstract_eval(lambda x: x)
+        mlir.register_lowering(erf, lambda ctx, x: [chlo.ErfOp(x).result])
+        loop = lambda x: lib.lax.while_loop(  # noqa: E731
+            lambda c: c[0] < 3, lambda c: (c[0] + 1, erf.bind(c[1])), (0, x)
+        )[1]
+        branch = lambda x: lib.lax.cond(x > 0, lambda v: erf.bind(v), lambda v: -v, x)  # noqa: E731
+        x = np.float32(0.5)
+        return [lib.jit(loop)(x), lib.jit(branch)(x), type(lib.jit(branch).lower(x).compiler_ir()).__name__]
+
+    same(run("jax"), run("fcore"))
+
+
 def test_export_carries_the_rule() -> None:
     prim = PRIMS["fcore"]
     x = np.arange(3.0, dtype=np.float32)

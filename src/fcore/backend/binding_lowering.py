@@ -31,7 +31,8 @@ from fcore.backend.lowering import (
     tensor_type,
     threads_token,
 )
-from fcore.backend.mlir_api import func, ir, stablehlo
+from fcore.backend.mlir_api import chlo, func, ir, mpmd, sdy, stablehlo
+from jaxlib.mlir.dialects import mhlo
 from fcore.interpreters.staging import trace_to_jaxpr
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray
@@ -45,13 +46,21 @@ __all__ = [
 ]
 
 
+#: The upstream dialects (func, arith, ...), registered into each context as JAX registers them.
+_UPSTREAM_DIALECTS = ir.DialectRegistry()
+_jax_mlir_ext.register_dialects(_UPSTREAM_DIALECTS)
+
+
 def mlir_context() -> ir.Context:
-    """A fresh MLIR context with the dialects a StableHLO program uses (a few milliseconds)."""
+    """A fresh MLIR context with the dialects JAX's lowering contexts have (StableHLO, CHLO,
+    MHLO, Shardy, ...): a few milliseconds."""
     ctx = ir.Context()
-    registry = ir.DialectRegistry()
-    _jax_mlir_ext.register_dialects(registry)
-    ctx.append_dialect_registry(registry)
+    ctx.append_dialect_registry(_UPSTREAM_DIALECTS)
     ctx.load_all_available_dialects()
+    sdy.register_dialect(ctx)
+    mpmd.register_dialect(ctx)
+    mhlo.register_mhlo_dialect(ctx)
+    chlo.register_dialect(ctx)
     stablehlo.register_dialect(ctx)
     return ctx
 

@@ -405,7 +405,7 @@ def parse_module(text: str) -> MlirModule:
     context with the StableHLO dialects registered. Imported lazily: only this needs MLIR."""
     from jaxlib.mlir import ir as mlir_ir
     from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-    from jaxlib.mlir.dialects import sdy, stablehlo
+    from jaxlib.mlir.dialects import chlo, sdy, stablehlo
 
     ctx = mlir_ir.Context()
     registry = mlir_ir.DialectRegistry()
@@ -414,4 +414,5 @@ def parse_module(text: str) -> MlirModule:
     ctx.load_all_available_dialects()
     stablehlo.register_dialect(ctx)
     sdy.register_dialect(ctx)  # sharded programs name their mesh and shardings
+    chlo.register_dialect(ctx)  # rules written with jaxlib's bindings may emit CHLO (binding_lowering)
     return mlir_ir.Module.parse(text, ctx)
