@@ -77,8 +77,7 @@ def register_lowering(
     if not callable(rule):
         raise TypeError(f"register_lowering: the rule for '{prim.name}' must be callable, got {type(rule).__name__}")
     key = None if platform is None else _PLATFORM_ALIASES.get(platform, platform)
-    if isinstance(rule, LowerFunRule) and key is None:
-        _rules.pop(prim, None)
+    if isinstance(rule, LowerFunRule) and key is None and prim not in _rules:
         lowering_rules.register(prim)(rule)  # a text rule already: no binding function around it
         return
     if prim not in _rules:
