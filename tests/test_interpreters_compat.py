@@ -301,6 +301,8 @@ def test_public_names_are_jaxs() -> None:
         assert missing == [], f"{ours.__name__} has names jax's module lacks: {missing}"
     import fcore.extend.mlir.dialects as dialects
 
+    assert fcore.extend.mlir is importlib.import_module("fcore.extend.mlir")  # an attribute, as jax.extend.mlir
+
     for name in ["arith", "builtin", "chlo", "func", "math", "memref", "scf", "sdy", "sparse_tensor", "stablehlo"]:
         theirs_mod = importlib.import_module(f"jax.extend.mlir.dialects.{name}")
         ours_mod = importlib.import_module(f"fcore.extend.mlir.dialects.{name}")
