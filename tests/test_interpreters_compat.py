@@ -147,6 +147,31 @@ def test_a_chlo_rule_in_while_and_cond_bodies() -> None:
     same(run("jax"), run("fcore"))
 
 
+def test_a_primitive_with_several_results() -> None:
+    def run(lib_name: str) -> list[Any]:
+        lib, core, ad, batching, mlir, hlo = LIBS[lib_name]
+        sincos = core.Primitive("compat_sincos")
+        sincos.multiple_results = True
+        sincos.def_impl(lambda x: [np.sin(x), np.cos(x)])
+        sincos.def_abstract_eval(lambda x: [x, x])
+        mlir.register_lowering(sincos, lambda ctx, x: [hlo.SineOp(x).result, hlo.CosineOp(x).result])
+
+        def jvp(primals: Any, tangents: Any) -> Any:
+            (x,), (t,) = primals, tangents
+            s, c = sincos.bind(x)
+            if type(t) is ad.Zero:
+                return [s, c], [ad.Zero(t.aval), ad.Zero(t.aval)]
+            return [s, c], [c * t, -s * t]
+
+        ad.primitive_jvps[sincos] = jvp
+        batching.primitive_batchers[sincos] = lambda vals, dims: (sincos.bind(*vals), [dims[0], dims[0]])
+        f = lambda x: (lambda sc: (sc[0] * sc[1]).sum())(sincos.bind(x))  # noqa: E731
+        x = np.linspace(0, 1, 4, dtype=np.float32)
+        return [lib.jit(f)(x), lib.jit(lib.grad(f))(x), lib.jit(lib.vmap(lambda v: sincos.bind(v)[0]))(x.reshape(2, 2))]
+
+    same(run("jax"), run("fcore"))
+
+
 def test_export_carries_the_rule() -> None:
     prim = PRIMS["fcore"]
     x = np.arange(3.0, dtype=np.float32)
