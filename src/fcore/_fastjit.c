@@ -132,20 +132,21 @@ run_candidate(PyObject *candidate, PyObject *raw)
     Py_DECREF(launched);
     if (outs == NULL)
         return NULL;
-    PyObject *results = wrap_results(outs, wraps);
-    Py_DECREF(outs);
-    if (results == NULL || unflatten != Py_None) {
-        PyObject *out = results == NULL ? NULL : PyObject_CallOneArg(unflatten, results);
+    PyObject *out;
+    if (unflatten != Py_None) {
+        PyObject *results = wrap_results(outs, wraps);
+        out = results == NULL ? NULL : PyObject_CallOneArg(unflatten, results);
         Py_XDECREF(results);
-        return out;
+    } else if (PyList_Check(outs) && PyList_GET_SIZE(outs) == 1 && PyTuple_Check(wraps) && PyTuple_GET_SIZE(wraps) == 1
+               && PyTuple_Check(PyTuple_GET_ITEM(wraps, 0)) && PyTuple_GET_SIZE(PyTuple_GET_ITEM(wraps, 0)) == 3) {
+        PyObject *wrap = PyTuple_GET_ITEM(wraps, 0); /* the one result is the call's */
+        out = wrap_result(PyList_GET_ITEM(outs, 0), PyTuple_GET_ITEM(wrap, 0), PyTuple_GET_ITEM(wrap, 1),
+                          PyTuple_GET_ITEM(wrap, 2));
+    } else {
+        PyErr_SetString(PyExc_SystemError, "fcore._fastjit: a launch without unflatten has other than one result");
+        out = NULL;
     }
-    if (PyList_GET_SIZE(results) != 1) {
-        Py_DECREF(results);
-        PyErr_SetString(PyExc_SystemError, "fcore._fastjit: a launch without unflatten has several results");
-        return NULL;
-    }
-    PyObject *out = Py_NewRef(PyList_GET_ITEM(results, 0));
-    Py_DECREF(results);
+    Py_DECREF(outs);
     return out;
 }
 
