@@ -54,7 +54,7 @@ from fcore.errors import (
 )
 from fcore.interpreters.array import Array as Array
 
-__version__ = "0.1.0"
+from fcore.version import __version__ as __version__, __version_info__ as __version_info__
 from fcore.api.autodiff import (
     grad as grad,
     jvp as jvp,
@@ -140,6 +140,9 @@ from fcore.api.front_end import (
     typeof as typeof,
 )
 from fcore import ref as ref
+from fcore import stages as stages
+from fcore import version as version
+from fcore.api.placement import Shard as Shard
 from fcore.api.refs import (
     Ref as Ref,
     empty_ref as empty_ref,

@@ -48,7 +48,7 @@ class Shard:
         return self._data
 
     def __repr__(self) -> str:
-        return f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id})"
+        return f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, data={self.data})"
 
 
 class _View:

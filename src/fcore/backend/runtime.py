@@ -78,6 +78,8 @@ ExecuteResults: TypeAlias = _jax.ExecuteResults
 #: ``launch(raw_args).consume_with_handlers(handlers)``: the two jaxlib calls of an execution.
 LaunchFn: TypeAlias = Callable[[Sequence[RawArray]], ExecuteResults]
 ResultHandler: TypeAlias = _jax.ResultHandler
+#: The PJRT client type (what ``fcore.extend.backend.get_backend`` returns).
+Client: TypeAlias = xc.Client
 #: XLA's memory estimates of a compiled program (argument/output/temp/peak bytes ...).
 MemoryStats: TypeAlias = _jax.CompiledMemoryStats
 
@@ -292,6 +294,11 @@ def _get_client() -> xc.Client:
                 _client = new
             client = _client
     return client
+
+
+def client() -> Client:
+    """The process-wide PJRT client (created on first use): fcore runs on this one backend."""
+    return _get_client()
 
 
 def devices() -> list[Device]:

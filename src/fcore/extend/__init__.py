@@ -5,6 +5,7 @@ fcore's internals more closely than the rest of the API."""
 import importlib
 from types import ModuleType
 
+from fcore.extend import backend as backend
 from fcore.extend import core as core
 from fcore.extend import source_info_util as source_info_util
 
