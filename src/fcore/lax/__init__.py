@@ -66,6 +66,12 @@ from fcore.lax.shapes import (
 from fcore.lax.slicing import split as split, unstack as unstack
 from fcore.lax.reductions import associative_scan as associative_scan, reduce as reduce
 from fcore.lax.dot import batch_matmul as batch_matmul
+from fcore.lax.dot import PrecisionLike as PrecisionLike
+from fcore.lax.dtype_of import dtype as dtype, shape_as_value as shape_as_value
+from fcore.lax.precision_types import (
+    AccuracyMode as AccuracyMode, DotAlgorithm as DotAlgorithm, DotAlgorithmPreset as DotAlgorithmPreset,
+    RoundingMethod as RoundingMethod, Tolerance as Tolerance,
+)
 from fcore.lax.bits import (
     bitcast_convert_type as bitcast_convert_type, clz as clz, population_count as population_count,
 )

@@ -24,6 +24,7 @@ import numpy as np
 from typing_extensions import TypeAlias
 
 from fcore.config import default_matmul_precision_value
+from fcore.lax.precision_types import DotAlgorithm, DotAlgorithmPreset, unsupported_algorithm
 from fcore.backend.lowering import LoweringRuleContext, lowering_rules
 from fcore.interpreters.array import Array
 from fcore.interpreters.eval import get_aval
@@ -82,7 +83,9 @@ _PRECISION_STRINGS: dict[str, Precision] = {
     "fastest": Precision.DEFAULT,
 }
 
-PrecisionLike: TypeAlias = Union[None, str, Precision, tuple[Union[str, Precision], Union[str, Precision]]]
+PrecisionLike: TypeAlias = Union[
+    None, str, Precision, tuple[Union[str, Precision], Union[str, Precision]], DotAlgorithm, DotAlgorithmPreset,
+]
 CanonicalPrecision: TypeAlias = Union[None, tuple[Precision, Precision]]
 
 
@@ -93,8 +96,16 @@ def canonicalize_precision(precision: PrecisionLike) -> CanonicalPrecision:
         default = default_matmul_precision_value()
         if default is None:
             return None
+        if default in DotAlgorithmPreset.__members__:
+            return canonicalize_precision(DotAlgorithmPreset[default])
         p = _PRECISION_STRINGS[default]
         return p, p
+    if isinstance(precision, str) and precision in DotAlgorithmPreset.__members__:
+        precision = DotAlgorithmPreset[precision]
+    if precision is DotAlgorithmPreset.DEFAULT:
+        return None  # XLA's choice of algorithm: what no precision asks for
+    if isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
+        raise unsupported_algorithm(precision)
     if isinstance(precision, Precision):
         return precision, precision
     if isinstance(precision, str) and precision in _PRECISION_STRINGS:
@@ -108,7 +119,8 @@ def canonicalize_precision(precision: PrecisionLike) -> CanonicalPrecision:
                 return pa[0], pb[0]
     raise ValueError(
         "dot_general: precision must be None, a string in "
-        f"{list(_PRECISION_STRINGS)}, a lax.Precision value or a pair of these; got {precision!r}."
+        f"{list(_PRECISION_STRINGS)}, a lax.Precision value, a pair of these, or a lax.DotAlgorithmPreset "
+        f"or its name; got {precision!r}."
     )
 
 
