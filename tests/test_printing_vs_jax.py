@@ -74,6 +74,8 @@ CORPUS: dict[str, Program] = {
     "expand_dims": (lambda L: lambda x: L.np.expand_dims(x, 0), (X3,)),
     "squeeze": (lambda L: lambda x: L.np.squeeze(x[None]), (X3,)),
     "concatenate": (lambda L: lambda x: L.np.concatenate([x, x]), (X3,)),
+    "stack_split": (lambda L: lambda x: L.np.split(L.np.stack([x, x]), 3, axis=1), (X3,)),
+    "square_tile": (lambda L: lambda x: L.lax.tile(L.np.square(x), (2,)), (X3,)),
     "convert": (lambda L: lambda x: x.astype(L.np.int32), (X3,)),
     "integer_pow": (lambda L: lambda x: x**2, (X3,)),
     "exp_log": (lambda L: lambda x: L.np.log(L.np.exp(x) + 1), (X3,)),
@@ -104,7 +106,6 @@ DIFFERENT: dict[str, tuple[Program, str]] = {
     "where": ((lambda L: lambda x: L.np.where(x > 1, x, 0.0), (X3,)), "jnp.where is a jit-wrapped function in jax"),
     "clip": ((lambda L: lambda x: L.np.clip(x, 0.0, 1.0), (X3,)), "jnp.clip is a jit-wrapped function in jax"),
     "cumsum": ((lambda L: L.np.cumsum, (X3,)), "jnp.cumsum is a jit-wrapped function in jax"),
-    "stack": ((lambda L: lambda x: L.np.stack([x, x]), (X3,)), "jax has a stack primitive"),
     "while_loop": (
         (lambda L: lambda x: L.lax.while_loop(lambda c: c[0] < 10, lambda c: (c[0] + 1, c[1] * 2), (0, x)), (X3,)),
         "fcore's lt of weak operands is strongly typed, converted back to a weak bool",

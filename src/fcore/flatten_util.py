@@ -15,7 +15,7 @@ from fcore.ir import dtypes
 from fcore.lax._base import ArrayLike
 from fcore.lax.elementwise import convert_element_type
 from fcore.lax.shapes import concatenate, full, reshape
-from fcore.lax.slicing import split
+from fcore.lax.stacking import split
 from fcore.numpy._dtypes import result_type
 
 

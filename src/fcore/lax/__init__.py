@@ -61,9 +61,11 @@ from fcore.lax.special import (
 )
 from fcore.lax.shapes import (
     broadcast_to_rank as broadcast_to_rank, collapse as collapse, full as full, full_like as full_like,
-    stack as stack, tile as tile,
 )
-from fcore.lax.slicing import split as split, unstack as unstack
+from fcore.lax.stacking import (
+    split as split, split_p as split_p, stack as stack, stack_p as stack_p, tile as tile, tile_p as tile_p,
+    unstack as unstack, unstack_p as unstack_p,
+)
 from fcore.lax.reductions import associative_scan as associative_scan, reduce as reduce
 from fcore.lax.dot import batch_matmul as batch_matmul
 from fcore.lax.dot import PrecisionLike as PrecisionLike
@@ -90,7 +92,8 @@ from fcore.lax.elementwise import (
     or_p as or_p, pow_p as pow_p, real_p as real_p, rem_p as rem_p, round_p as round_p, rsqrt_p as rsqrt_p,
     select_n_p as select_n_p, shift_left_p as shift_left_p,
     shift_right_arithmetic_p as shift_right_arithmetic_p, shift_right_logical_p as shift_right_logical_p,
-    sign_p as sign_p, sin_p as sin_p, sinh_p as sinh_p, sqrt_p as sqrt_p, stop_gradient_p as stop_gradient_p,
+    sign_p as sign_p, sin_p as sin_p, sinh_p as sinh_p, sqrt_p as sqrt_p, square_p as square_p,
+    stop_gradient_p as stop_gradient_p,
     sub_p as sub_p, tan_p as tan_p, tanh_p as tanh_p, xor_p as xor_p,
 )
 from fcore.lax.shapes import (

@@ -1562,9 +1562,13 @@ def stop_gradient(x: ArrayLike) -> Array:
 # ==========================================================================================
 # Conveniences built from the primitives above
 # ==========================================================================================
-def square(x: ArrayLike) -> Array:
-    """``x * x`` (``lax.square``), as ``integer_pow(x, 2)``."""
-    return integer_pow(x, 2)
+square_p = Primitive("square", params=NoParams)
+_elementwise(square_p, 1, _NUM, _quiet(np.square))
+defjvp(square_p, lambda g, x: mul(g, mul(_full_like(x, 2.0), x)))
+defvectorized(square_p)
+lowering_rules.register(square_p)(lambda ctx, x: ctx.op("stablehlo.multiply", [x, x], ctx.avals_out[0]))
+square: UnaryFunction = _unary_function(square_p)
+square.__doc__ = "``x * x`` (``lax.square``)."
 
 
 def reciprocal(x: ArrayLike) -> Array:

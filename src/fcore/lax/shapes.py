@@ -39,7 +39,7 @@ from fcore.transforms.transpose import transpose_rules
 __all__ = [
     "broadcast_in_dim_p", "reshape_p", "squeeze_p", "transpose_p", "concatenate_p", "pad_p", "iota_p", "rev_p",
     "broadcast_in_dim", "broadcast", "expand_dims", "reshape", "squeeze", "transpose", "concatenate", "pad",
-    "iota", "broadcasted_iota", "rev", "full", "full_like", "broadcast_to_rank", "collapse", "tile", "stack",
+    "iota", "broadcasted_iota", "rev", "full", "full_like", "broadcast_to_rank", "collapse",
 ]
 
 #: ``pad``'s ``(low, high, interior)`` per axis (a tuple of triples, printed as JAX prints it).
@@ -843,26 +843,3 @@ def collapse(operand: ArrayLike, start_dimension: int, stop_dimension: int | Non
     for d in shape[start:stop]:
         size *= d
     return reshape(operand, shape[:start] + (size,) + shape[stop:])
-
-
-def tile(operand: ArrayLike, reps: Sequence[int]) -> Array:
-    """``operand`` repeated ``reps[i]`` times along each axis (``lax.tile``)."""
-    shape = tuple(np.shape(operand)) if not isinstance(operand, Array) else operand.shape
-    reps_t = index_tuple(reps)
-    if len(reps_t) != len(shape):
-        raise TypeError(f"reps length must be equal to the ndim of x, got len(reps)={len(reps_t)} and x.ndim={len(shape)}.")
-    inter: list[int] = []
-    for r, n in zip(reps_t, shape):
-        inter += [r, n]
-    y = broadcast_in_dim(operand, tuple(inter), tuple(range(1, 2 * len(shape), 2)))
-    return reshape(y, tuple(r * n for r, n in zip(reps_t, shape)))
-
-
-def stack(operands: Sequence[ArrayLike], axis: int = 0) -> Array:
-    """The operands (same shape and dtype) joined along a new ``axis`` (``lax.stack``)."""
-    if not operands:
-        raise ValueError("stack requires at least one operand")
-    nd = len(np.shape(operands[0])) if not isinstance(operands[0], Array) else operands[0].ndim
-    ax = operator.index(axis)
-    ax = ax + nd + 1 if ax < 0 else ax
-    return concatenate([expand_dims(o, (ax,)) for o in operands], ax)

@@ -42,7 +42,7 @@ from fcore.transforms.transpose import transpose_rules
 __all__ = [
     "slice_p", "dynamic_slice_p", "dynamic_update_slice_p",
     "slice", "slice_in_dim", "index_in_dim", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim",
-    "dynamic_update_slice", "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "split", "unstack",
+    "dynamic_update_slice", "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim",
 ]
 
 #: What the dynamic slices accept as start indices: one scalar per axis, or a 1-D array of them.
@@ -524,29 +524,3 @@ def dynamic_update_index_in_dim(
     if len(shape_of(update)) + 1 == len(shape_of(operand)):
         update = expand_dims(update, (axis,))
     return dynamic_update_slice_in_dim(operand, update, index, axis, allow_negative_indices=allow_negative_indices)
-
-
-# -- conveniences built from the primitives above ------------------------------------------
-def split(operand: ArrayLike, sizes: Sequence[int], axis: int = 0) -> list[Array]:
-    """``operand`` cut along ``axis`` into pieces of the given ``sizes`` (``lax.split``)."""
-    shape = tuple(np.shape(operand)) if not isinstance(operand, Array) else operand.shape
-    ax = operator.index(axis)
-    ax = ax + len(shape) if ax < 0 else ax
-    sizes_t = index_tuple(sizes)
-    if sum(sizes_t) != shape[ax]:
-        raise ValueError(f"Sum of sizes {sum(sizes_t)} must be equal to dimension {ax} of the operand shape {shape}")
-    if any(s < 0 for s in sizes_t):
-        raise ValueError(f"Sizes must be non-negative, got sizes={sizes_t}")
-    out, start = [], 0
-    for s in sizes_t:
-        out.append(slice_in_dim(operand, start, start + s, axis=ax))
-        start += s
-    return out
-
-
-def unstack(x: ArrayLike, axis: int = 0) -> tuple[Array, ...]:
-    """The slices of ``x`` along ``axis`` (``lax.unstack``)."""
-    shape = tuple(np.shape(x)) if not isinstance(x, Array) else x.shape
-    ax = operator.index(axis)
-    ax = ax + len(shape) if ax < 0 else ax
-    return tuple(index_in_dim(x, i, ax, keepdims=False) for i in range(shape[ax]))

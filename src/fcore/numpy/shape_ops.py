@@ -258,8 +258,7 @@ def stack(arrays: Sequence[ArrayLike] | Array | np.ndarray[Any, Any], axis: int 
     if len(shapes) != 1:
         raise ValueError("All input arrays must have the same shape.")
     xs = _promote_all("stack", arrays, dtype)
-    ax = normalize_axis(axis, xs[0].ndim + 1)
-    return concatenate([lax.expand_dims(x, (ax,)) for x in xs], ax)
+    return lax.stack(xs, normalize_axis(axis, xs[0].ndim + 1))
 
 
 def atleast_1d(*arys: ArrayLike) -> Any:
@@ -455,8 +454,7 @@ def split(ary: ArrayLike, indices_or_sections: int | Sequence[int], axis: int = 
         cuts = [i * (n // k) for i in range(k + 1)]
     else:
         cuts = [0, *(min(max(operator.index(i) if i >= 0 else n + operator.index(i), 0), n) for i in indices_or_sections), n]
-    return [lax.slice_in_dim(x, s, max(s, e), axis=ax) for s, e in zip(cuts[:-1], cuts[1:])]
-
+    return lax.split(x, [max(s, e) - s for s, e in zip(cuts[:-1], cuts[1:])], ax)
 
 
 def array_split(ary: ArrayLike, indices_or_sections: int | Sequence[int], axis: int = 0) -> list[Array]:

@@ -173,8 +173,8 @@ def fabs(x: ArrayLike, /) -> Array:
 
 
 def square(x: ArrayLike, /) -> Array:
-    """``x * x`` (``lax.integer_pow(x, 2)``)."""
-    return lax.integer_pow(_promote_numeric1(x, "square"), 2)
+    """``x * x`` (``lax.square``)."""
+    return lax.square(_promote_numeric1(x, "square"))
 
 
 def reciprocal(x: ArrayLike, /) -> Array:

@@ -10,7 +10,7 @@ from fcore import tree_util
 from fcore.errors import ConcretizationError
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import to_numpy_arg
-from fcore.lax.shapes import stack
+from fcore.lax.stacking import stack
 from fcore.lax.slicing import index_in_dim
 
 #: Returned when the loop cannot run in Python (a tracer reached the predicate).
