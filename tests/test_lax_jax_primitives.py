@@ -90,3 +90,33 @@ def test_jaxprs_with_them_convert_to_jax() -> None:
     closed = fcore.make_jaxpr(lambda x: program(fl, x))(X)
     (out,) = to_jax_callable(closed)(X)
     assert float(out) == float(program(jl, X))
+
+
+def test_copy_is_one_equation_and_linear() -> None:
+    x = np.arange(3.0, dtype=np.float32)
+    assert str(fcore.make_jaxpr(fnp.copy)(x)) == str(jax.make_jaxpr(jax.numpy.copy)(x))
+    np.testing.assert_array_equal(fcore.grad(lambda v: (fnp.copy(v) * v).sum())(x), 2 * x)
+    np.testing.assert_array_equal(fcore.jit(fcore.vmap(fnp.copy))(X), X)
+    (ct,) = fcore.linear_transpose(fnp.copy, x)(x)
+    np.testing.assert_array_equal(ct, x)
+
+
+def test_scatter_sub_matches_jax() -> None:
+    idx = np.array([[1], [1], [2]])
+    x, u = np.arange(3.0, dtype=np.float32), np.array([1.0, 2.0, 3.0], np.float32)
+
+    def ours(x: Any, u: Any) -> Any:
+        return (fl.scatter_sub(x, idx, u, fl.ScatterDimensionNumbers((), (0,), (0,))) ** 2).sum()
+
+    def theirs(x: Any, u: Any) -> Any:
+        return (jl.scatter_sub(x, idx, u, jl.ScatterDimensionNumbers((), (0,), (0,))) ** 2).sum()
+
+    ours_text = fcore.make_jaxpr(lambda x, u: fl.scatter_sub(x, idx, u, fl.ScatterDimensionNumbers((), (0,), (0,))))
+    theirs_text = jax.make_jaxpr(lambda x, u: jl.scatter_sub(x, idx, u, jl.ScatterDimensionNumbers((), (0,), (0,))))
+    assert str(ours_text(x, u)) == str(theirs_text(x, u))
+    for got, want in zip(fcore.grad(ours, (0, 1))(x, u), jax.grad(theirs, (0, 1))(x, u)):
+        np.testing.assert_array_equal(got, want)
+    xs, us = np.stack([x, x + 1]), np.stack([u, u])
+    np.testing.assert_array_equal(fcore.jit(fcore.vmap(ours))(xs, us), jax.vmap(theirs)(xs, us))
+    with pytest.raises(TypeError, match="sub does not accept dtype bool"):
+        fl.scatter_sub(np.ones(3, bool), idx, np.ones(3, bool), fl.ScatterDimensionNumbers((), (0,), (0,)))

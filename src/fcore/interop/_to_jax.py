@@ -480,6 +480,7 @@ _JAX_RULES: dict[str, JaxRule] = {
     "gather": _gather,
     "scatter": _scatter("scatter"),
     "scatter-add": _scatter("scatter_add"),
+    "scatter-sub": _scatter("scatter_sub"),
     "scatter-mul": _scatter("scatter_mul"),
     "scatter-min": _scatter("scatter_min"),
     "scatter-max": _scatter("scatter_max"),

@@ -70,6 +70,7 @@ from fcore.lax.reductions import associative_scan as associative_scan, reduce as
 from fcore.lax.dot import batch_matmul as batch_matmul
 from fcore.lax.dot import PrecisionLike as PrecisionLike
 from fcore.lax.dtype_of import dtype as dtype, shape_as_value as shape_as_value
+from fcore.lax.copy import copy_p as copy_p
 from fcore.lax.precision_types import (
     AccuracyMode as AccuracyMode, DotAlgorithm as DotAlgorithm, DotAlgorithmPreset as DotAlgorithmPreset,
     RoundingMethod as RoundingMethod, Tolerance as Tolerance,
@@ -106,6 +107,7 @@ from fcore.lax.slicing import (
 from fcore.lax.gather_scatter import (
     gather_p as gather_p, scatter_add_p as scatter_add_p, scatter_max_p as scatter_max_p,
     scatter_min_p as scatter_min_p, scatter_mul_p as scatter_mul_p, scatter_p as scatter_p,
+    scatter_sub_p as scatter_sub_p,
 )
 from fcore.lax.reductions import (
     argmax_p as argmax_p, argmin_p as argmin_p, cumlogsumexp_p as cumlogsumexp_p, cummax_p as cummax_p,

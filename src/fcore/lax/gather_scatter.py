@@ -43,7 +43,7 @@ from fcore.transforms.transpose import transpose_rules
 
 __all__ = [
     "GatherScatterMode", "GatherDimensionNumbers", "ScatterDimensionNumbers",
-    "gather_p", "scatter_p", "scatter_add_p", "scatter_mul_p", "scatter_min_p", "scatter_max_p",
+    "gather_p", "scatter_p", "scatter_add_p", "scatter_sub_p", "scatter_mul_p", "scatter_min_p", "scatter_max_p",
     "gather", "scatter", "scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max", "index_take",
 ]
 
@@ -768,7 +768,9 @@ def _scatter_lowering(op: str | None) -> Callable[..., str]:
     return rule
 
 
-_COMBINERS: dict[str, Callable[[ArrayLike, ArrayLike], Array]] = {"add": add, "mul": mul, "min": lax_min, "max": lax_max}
+_COMBINERS: dict[str, Callable[[ArrayLike, ArrayLike], Array]] = {
+    "add": add, "sub": sub, "mul": mul, "min": lax_min, "max": lax_max,
+}
 _combiner_jaxprs: dict[tuple[str, DType], ClosedJaxpr] = {}
 
 
@@ -1005,13 +1007,40 @@ def scatter_add(
     )
 
 
+# -- scatter-sub[ScatterParams] -----------------------------------------------------------------
+scatter_sub_p = Primitive("scatter-sub", params=ScatterParams)
+scatter_sub_p.def_abstract_eval(
+    _scatter_abstract_eval("scatter-sub", "scatter-sub does not accept dtype bool (sub is not defined on bool).")
+)
+checked_impl(scatter_sub_p)(_scatter_impl(np.subtract))
+deflinear(scatter_sub_p, [0, 2])
+
+
+@transpose_rules.register(scatter_sub_p)
+def _scatter_sub_transpose(
+    ct: Array, x: Array | UndefinedPrimal, idx: Array | UndefinedPrimal, u: Array | UndefinedPrimal, *,
+    dimension_numbers: ScatterDimensionNumbers, indices_are_sorted: bool, unique_indices: bool,
+    mode: GatherScatterMode, update_jaxpr: ClosedJaxpr | None, update_consts: tuple[ParamValue, ...],
+) -> list[Array | None]:
+    """As scatter-add's, with the updates' cotangent negated."""
+    x_ct, _, up_ct = _scatter_add_transpose(
+        ct, x, idx, u, dimension_numbers=dimension_numbers, indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices, mode=mode, update_jaxpr=update_jaxpr, update_consts=update_consts,
+    )
+    return [x_ct, None, None if up_ct is None else neg(up_ct)]
+
+
+batching_rules.register(scatter_sub_p)(_scatter_batching(scatter_sub_p))
+lowering_rules.register(scatter_sub_p)(_scatter_lowering("stablehlo.subtract"))
+
+
 def scatter_sub(
     operand: ArrayLike, scatter_indices: ArrayLike, updates: ArrayLike, dimension_numbers: ScatterDimensionNumbers, *,
     indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | GatherScatterMode | None = None,
 ) -> Array:
-    """``scatter_add`` of the negated updates (``lax.scatter_sub``)."""
-    return scatter_add(operand, scatter_indices, neg(updates), dimension_numbers, indices_are_sorted=indices_are_sorted,
-                       unique_indices=unique_indices, mode=mode)
+    """XLA's scatter that subtracts updates from ``operand`` (``lax.scatter_sub``); repeated indices accumulate."""
+    return _scatter_combined(scatter_sub_p, "sub", operand, scatter_indices, updates, dimension_numbers,
+                             indices_are_sorted, unique_indices, mode)
 
 
 # -- scatter-mul[ScatterParams] -----------------------------------------------------------------

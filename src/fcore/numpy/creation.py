@@ -21,6 +21,7 @@ from fcore.interpreters.array import Array, ArrayImpl
 from fcore.ir import dtypes
 from fcore.ir.dtypes import DType
 from fcore.lax._base import ArrayLike
+from fcore.lax.copy import copy as lax_copy
 from fcore.numpy._dtypes import canonical_dtype
 from fcore.numpy._promotion import (
     Shape,
@@ -464,8 +465,8 @@ def meshgrid(*xi: ArrayLike, copy: bool = True, sparse: bool = False, indexing: 
 
 
 def copy(a: ArrayLike, order: str | None = None) -> Array:
-    """A copy of ``a`` (fcore arrays are immutable, so this is the array itself for fcore arrays)."""
-    return array(a, copy=True)
+    """A copy of ``a``: one ``copy`` equation, as JAX's (fcore's arrays are immutable)."""
+    return lax_copy(array(a, copy=True))
 
 
 def astype(x: ArrayLike, dtype: DTypeLike | None, /, *, copy: bool = False, device: Any = None) -> Array:
