@@ -120,3 +120,21 @@ def test_scatter_sub_matches_jax() -> None:
     np.testing.assert_array_equal(fcore.jit(fcore.vmap(ours))(xs, us), jax.vmap(theirs)(xs, us))
     with pytest.raises(TypeError, match="sub does not accept dtype bool"):
         fl.scatter_sub(np.ones(3, bool), idx, np.ones(3, bool), fl.ScatterDimensionNumbers((), (0,), (0,)))
+
+
+def test_rng_uniform() -> None:
+    a, b = np.float32(2.0), np.float32(3.0)
+    for out in (fl.rng_uniform(a, b, (2, 3)), fcore.jit(lambda a, b: fl.rng_uniform(a, b, (2, 3)))(a, b)):
+        assert out.shape == (2, 3) and out.dtype == np.float32
+        assert ((np.asarray(out) >= 2.0) & (np.asarray(out) < 3.0)).all()
+    ints = fl.rng_uniform(np.int32(0), np.int32(10), (50,))
+    assert ints.dtype == np.int32 and 0 <= int(ints.min()) and int(ints.max()) < 10
+    assert str(fcore.make_jaxpr(lambda a, b: fl.rng_uniform(a, b, (2,)))(a, b)) == str(
+        jax.make_jaxpr(lambda a, b: jl.rng_uniform(a, b, (2,)))(a, b))  # type: ignore[no-untyped-call]
+    cases: list[tuple[Any, Any]] = [(a, np.int32(1)), (np.zeros(2, np.float32), np.ones(2, np.float32))]
+    for args in cases:
+        with pytest.raises(ValueError) as want:
+            jl.rng_uniform(*args, (2,))  # type: ignore[no-untyped-call]
+        with pytest.raises(ValueError) as got:
+            fl.rng_uniform(*args, (2,))
+        assert str(got.value) == str(want.value)
