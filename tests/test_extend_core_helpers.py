@@ -106,3 +106,50 @@ def test_concrete_or_error() -> None:
         jax.jit(theirs)(3)
     with pytest.raises(fcore.errors.ConcretizationTypeError, match="The size argument of a traced int32"):
         fcore.jit(ours)(3)
+
+
+def test_debug_info_matches_jax() -> None:
+    for ours, theirs in [(fc.DebugInfo("jit", "f at /a/b.py:12", ("x", "y"), None),
+                          jc.DebugInfo("jit", "f at /a/b.py:12", ("x", "y"), None)),
+                         (fc.DebugInfo("scan", "body", None, ("result",)), jc.DebugInfo("scan", "body", None, ("result",)))]:
+        assert repr(ours) == repr(theirs)
+        assert (ours.func_name, ours.func_filename, ours.func_lineno) == (
+            theirs.func_name, theirs.func_filename, theirs.func_lineno)
+        assert ours.replace_func_name("g") == tuple(theirs.replace_func_name("g"))
+        assert ours.safe_arg_names(2) == theirs.safe_arg_names(2)
+        assert ours.filter_arg_names([True, False]) == theirs.filter_arg_names([True, False])
+        assert ours.with_unknown_names() == tuple(theirs.with_unknown_names())
+        tree = {"a": 1, "b": (2, 3)}
+        assert ours.set_result_paths(tree).result_paths == theirs.set_result_paths(tree).result_paths  # type: ignore[no-untyped-call]
+    lazy = fc.DebugInfo("jit", "f", None, lambda: ("result",))
+    with pytest.raises(ValueError, match="not resolved"):
+        lazy.safe_result_paths(1)
+    assert lazy.resolve_result_paths().safe_result_paths(1) == ("result",)
+    with pytest.raises(ValueError, match="expected 3"):
+        fc.DebugInfo("jit", "f", ("x",), None).safe_arg_names(3)
+
+
+def test_call_primitive_stays_one_equation_under_transformations() -> None:
+    my_call = fc.CallPrimitive("test_helpers_call")
+
+    def f(x: Any, y: Any) -> list[Any]:
+        return [fcore.numpy.sin(x) * y, x + 1]
+
+    x, y = np.float32(1.5), np.float32(2.0)
+    out, plus_one = my_call.bind(f, x, y)
+    assert np.isclose(float(out), np.sin(1.5) * 2) and float(plus_one) == 2.5
+    closed = fcore.make_jaxpr(lambda x, y: my_call.bind(f, x, y))(x, y)
+    (eqn,) = closed.eqns
+    assert eqn.primitive is my_call and eqn.params["name"] == "f"
+    assert fcore.core.parse_jaxpr(str(closed)) == closed.jaxpr
+
+    def g(x: Any, y: Any) -> Any:
+        return my_call.bind(f, x, y)[0]
+
+    assert np.isclose(float(fcore.jit(fcore.grad(g))(x, y)), np.cos(1.5) * 2)
+    assert [e.primitive for e in fcore.make_jaxpr(fcore.grad(g))(x, y).eqns] == [my_call, my_call]
+    xs = np.arange(3, dtype=np.float32)
+    np.testing.assert_allclose(fcore.vmap(g)(xs, np.ones(3, np.float32)), np.sin(xs), rtol=1e-6)
+    assert fc.call_impl(lambda a, b: a + b, 1, 2, name="ignored") == 3
+    with pytest.raises(ValueError, match="already defined by fcore"):
+        fc.CallPrimitive("sin")

@@ -120,6 +120,7 @@ class Primitive(Generic[P]):
         commutative: bool = False,
         idempotent: bool = False,
         pure: bool = True,
+        defined_in: str | None = None,
     ) -> None:
         self.name = name
         self.multiple_results = multiple_results
@@ -150,7 +151,9 @@ class Primitive(Generic[P]):
         self.commutative = commutative
         self.idempotent = idempotent
         self.pure = pure
-        _register(self, sys._getframe(1).f_globals.get("__name__", ""))
+        # ``defined_in``: the module that defines it, where that is not the caller (a subclass's
+        # ``__init__`` passes its own caller's).
+        _register(self, defined_in if defined_in is not None else sys._getframe(1).f_globals.get("__name__", ""))
 
     def __repr__(self) -> str:
         return self.name

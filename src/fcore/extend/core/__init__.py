@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from fcore.errors import JaxprTypeError as JaxprTypeError
 from fcore.extend.core import primitives as primitives
+from fcore.extend.core.call_primitive import CallPrimitive as CallPrimitive, call_impl as call_impl
+from fcore.extend.core.debug_info import DebugInfo as DebugInfo
 from fcore.extend.core.ir_helpers import (
     DropVar as DropVar,
     array_types as array_types,
