@@ -138,3 +138,24 @@ def test_rng_uniform() -> None:
         with pytest.raises(ValueError) as got:
             fl.rng_uniform(*args, (2,))
         assert str(got.value) == str(want.value)
+
+
+def test_general_reduce_matches_jax() -> None:
+    def affine(a: Any, b: Any) -> Any:
+        return a * b + 1
+
+    init = np.float32(0.0)
+    for dims in ((0,), (1,), (0, 1)):
+        np.testing.assert_array_equal(fl.reduce(X, init, affine, dims), jl.reduce(X, init, affine, dims))
+    np.testing.assert_array_equal(fcore.jit(lambda x: fl.reduce(x, init, affine, (1,)))(X), jl.reduce(X, init, affine, (1,)))
+    (eqn,) = fcore.make_jaxpr(lambda x: fl.reduce(x, init, affine, (0,)))(X).eqns
+    assert eqn.primitive is fl.reduce_p and eqn.params["dimensions"] == (0,)
+    pair_init = (np.float32(0.0), np.float32(-np.inf))
+    ours = fl.reduce((X, X * 2), pair_init, lambda a, b: (a[0] + b[0], fl.max(a[1], b[1])), (1,))
+    theirs = jl.reduce((X, X * 2), pair_init, lambda a, b: (a[0] + b[0], jl.max(a[1], b[1])), (1,))
+    for got, want in zip(ours, theirs):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(fcore.vmap(lambda x: fl.reduce(x, init, affine, (0,)), in_axes=1)(XS),
+                                  jax.vmap(lambda x: jl.reduce(x, init, affine, (0,)), in_axes=1)(XS))
+    with pytest.raises(NotImplementedError, match="cannot differentiate lax.reduce"):
+        fcore.grad(lambda x: fl.reduce(x, init, affine, (0,)).sum())(X)

@@ -34,6 +34,7 @@ from fcore.ir.dtypes import DType, DTypeLike
 from fcore.lax._base import ArrayLike, NpArray, checked_impl, dtype_of, weak_scalar
 from fcore.lax._primitive import Primitive
 from fcore.lax._region import BOOL, RegionBody
+from fcore.lax.general_reduce import bind_reduce
 from fcore.lax.elementwise import (
     abs as lax_abs, add, and_, convert_element_type, div, eq, exp, log1p, mul, ne, neg, or_, select_n, sub, xor,
 )
@@ -875,19 +876,17 @@ def _is_weak(x: object) -> bool:
 def reduce(
     operands: Any, init_values: Any, computation: Callable[[Any, Any], Any], dimensions: Sequence[int]
 ) -> Array:
-    """``lax.reduce`` for the monoids JAX recognises (``lax.add``, ``mul``, ``max``, ``min`` and
-    the bitwise/logical ``and``/``or``/``xor``): one ``reduce_*``, then the initial value
-    combined in (a no-op when it is the identity). Other computations are not supported."""
+    """``lax.reduce``: for the monoids JAX recognises (``lax.add``, ``mul``, ``max``, ``min`` and
+    the bitwise/logical ``and``/``or``/``xor``) one ``reduce_*``, then the initial value
+    combined in (a no-op when it is the identity); any other computation, or several
+    operands, one general ``reduce`` equation (``fcore.lax.general_reduce``)."""
     flat, tree = tree_util.tree_flatten(operands)
     inits, init_tree = tree_util.tree_flatten(init_values)
     if tree != init_tree:
         raise ValueError(f"Operands must have the same tree structure as init_values: {tree} vs. {init_tree}")
     reducer = _MONOID_REDUCERS.get(computation)
     if reducer is None or len(flat) != 1:
-        raise NotImplementedError(
-            "fcore.lax.reduce supports one operand reduced with lax.add, mul, max, min, bitwise_and, bitwise_or or "
-            "bitwise_xor; use those (or fcore.numpy's reductions) for other computations"
-        )
+        return tree.unflatten(bind_reduce(flat, inits, computation, init_tree, dimensions))  # type: ignore[no-any-return]
     (x,), (init,) = flat, inits
     out = computation(init, reducer(x, tuple(dimensions)))
     # As JAX's monoid path: one array back (whatever the tree), weak only if both inputs are.
