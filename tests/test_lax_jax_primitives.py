@@ -159,3 +159,29 @@ def test_general_reduce_matches_jax() -> None:
                                   jax.vmap(lambda x: jl.reduce(x, init, affine, (0,)), in_axes=1)(XS))
     with pytest.raises(NotImplementedError, match="cannot differentiate lax.reduce"):
         fcore.grad(lambda x: fl.reduce(x, init, affine, (0,)).sum())(X)
+
+
+def test_select_and_scatter_matches_jax() -> None:
+    from jax._src.lax import windowed_reductions
+
+    from fcore.lax.select_and_scatter import select_and_scatter
+
+    _select_and_scatter: Any = windowed_reductions._select_and_scatter  # JAX's private binder of the primitive
+
+    x = np.array([[1.0, 5.0, 2.0, 0.0], [3.0, 4.0, 7.0, 1.0]], np.float32)
+    s = np.array([[10.0, 20.0]], np.float32)
+
+    def ours(x: Any, s: Any) -> Any:
+        return select_and_scatter(x, fl.ge, (2, 2), (2, 2), ((0, 0), (0, 0)), s, np.float32(0), fl.add)
+
+    def theirs(x: Any, s: Any) -> Any:
+        return _select_and_scatter(x, jl.ge, (2, 2), (2, 2), ((0, 0), (0, 0)), s, np.float32(0), jl.add)
+
+    np.testing.assert_array_equal(ours(x, s), theirs(x, s))
+    assert str(fcore.make_jaxpr(ours)(x, s)) == str(jax.make_jaxpr(theirs)(x, s))
+    ones = np.full((2, 4), 2.0, np.float32)
+    padded = fcore.jit(lambda x, s: select_and_scatter(x, fl.le, (2, 2), (1, 1), ((1, 0), (0, 1)), s, np.float32(1), fl.mul))
+    want = jax.jit(lambda x, s: _select_and_scatter(x, jl.le, (2, 2), (1, 1), ((1, 0), (0, 1)), s, np.float32(1), jl.mul))
+    np.testing.assert_array_equal(padded(x, ones), want(x, ones))
+    with pytest.raises(TypeError, match="inconsistent window_strides"):
+        select_and_scatter(x, fl.ge, (2, 2), (2,), ((0, 0), (0, 0)), s, np.float32(0), fl.add)

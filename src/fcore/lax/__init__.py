@@ -74,6 +74,7 @@ from fcore.lax.copy import copy_p as copy_p
 from fcore.lax.composite import composite as composite
 from fcore.lax.rng_uniform import rng_uniform as rng_uniform, rng_uniform_p as rng_uniform_p
 from fcore.lax.general_reduce import reduce_p as reduce_p
+from fcore.lax.select_and_scatter import select_and_scatter_p as select_and_scatter_p
 from fcore.lax.precision_types import (
     AccuracyMode as AccuracyMode, DotAlgorithm as DotAlgorithm, DotAlgorithmPreset as DotAlgorithmPreset,
     RoundingMethod as RoundingMethod, Tolerance as Tolerance,
