@@ -96,9 +96,10 @@ def new_jaxpr_eqn(
     return JaxprEqn(primitive, tuple(invars), tuple(outvars), frozen, source_info)
 
 
-def _check_axis(axis: int, n: int, what: str) -> None:
-    if not 0 <= axis < n:
-        raise ValueError(f"{what}: axis {axis} is out of range for an aval of rank {n - (what == 'unmapped_aval')}")
+def _check_axis(axis: int, limit: int, rank: int, what: str) -> None:
+    """``0 <= axis < limit`` (the rank for a removed axis, one more for an inserted one)."""
+    if not 0 <= axis < limit:
+        raise ValueError(f"{what}: axis {axis} is out of range for an aval of rank {rank}")
 
 
 def mapped_aval(size: int, axis: int | None, aval: ShapedArray) -> ShapedArray:
@@ -107,7 +108,7 @@ def mapped_aval(size: int, axis: int | None, aval: ShapedArray) -> ShapedArray:
         raise TypeError(f"no mapping handler for {aval} of type {type(aval)}")
     if axis is None:
         return aval
-    _check_axis(axis, len(aval.shape), "mapped_aval")
+    _check_axis(axis, aval.ndim, aval.ndim, "mapped_aval")
     if aval.shape[axis] != size:
         raise ValueError(f"mapped_aval: axis {axis} of {aval.str_short()} has size {aval.shape[axis]}, not {size}")
     return aval.update(shape=aval.shape[:axis] + aval.shape[axis + 1:])
@@ -122,7 +123,7 @@ def unmapped_aval(size: int, axis: int | None, aval: ShapedArray, explicit_mesh_
         return aval
     if type(axis) is not int:
         raise TypeError(axis)
-    _check_axis(axis, len(aval.shape) + 1, "unmapped_aval")
+    _check_axis(axis, aval.ndim + 1, aval.ndim, "unmapped_aval")
     return aval.update(shape=aval.shape[:axis] + (size,) + aval.shape[axis:])
 
 
