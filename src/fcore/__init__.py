@@ -140,6 +140,7 @@ from fcore.api.front_end import (
     typeof as typeof,
 )
 from fcore import ref as ref
+from fcore import ad as ad
 from fcore.api.refs import (
     Ref as Ref,
     empty_ref as empty_ref,
