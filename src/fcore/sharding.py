@@ -146,11 +146,19 @@ class _Unconstrained:
 class PartitionSpec(tuple[SpecEntry, ...]):
     """Per array dimension, the mesh axis (or tuple of axes, or None) it is split over.
 
-    Trailing dimensions left out are replicated."""
+    Trailing dimensions left out are replicated. ``unreduced`` / ``reduced`` (JAX's sets of
+    mesh axes over which the value holds partial sums / is reduced) are accepted, printed and
+    compared as JAX does; fcore has no sharding-in-types, so a layout that uses them raises
+    ``NotImplementedError`` rather than computing something else."""
 
     UNCONSTRAINED = _Unconstrained()
+    unreduced: frozenset[str]
+    reduced: frozenset[str]
 
-    def __new__(cls, *partitions: SpecEntry | list[str]) -> PartitionSpec:
+    def __new__(
+        cls, *partitions: SpecEntry | list[str], unreduced: AbstractSet[str] = frozenset(),
+        reduced: AbstractSet[str] = frozenset(),
+    ) -> PartitionSpec:
         norm: list[SpecEntry] = []
         for p in partitions:
             if p is None or isinstance(p, str):
@@ -159,19 +167,144 @@ class PartitionSpec(tuple[SpecEntry, ...]):
                 norm.append(tuple(p) if len(p) != 1 else p[0])
             else:
                 raise TypeError(f"PartitionSpec entries must be None, an axis name or a tuple of names, got {p!r}")
-        return super().__new__(cls, norm)
+        u, r = _axis_set(unreduced, "unreduced"), _axis_set(reduced, "reduced")
+        _check_unreduced(tuple(norm), u, r)
+        spec = super().__new__(cls, norm)
+        spec.unreduced, spec.reduced = u, r
+        return spec
+
+    @property
+    def partitions(self) -> tuple[SpecEntry, ...]:
+        """The per-dimension entries (a plain tuple, also when ``unreduced``/``reduced`` are set)."""
+        return tuple.__getitem__(self, slice(None))
 
     def __repr__(self) -> str:
-        return f"P({', '.join(repr(p) for p in self)}{',' if len(self) == 1 else ''})"
+        pr = ", ".join(repr(p) for p in self.partitions) + ("," if len(self) == 1 else "")
+        if not self.unreduced and not self.reduced:
+            return f"P({pr})"
+        parts = [f"unreduced={set(self.unreduced)!r}"] if self.unreduced else []
+        parts += [f"reduced={set(self.reduced)!r}"] if self.reduced else []
+        pr = "" if not pr else f"{pr} " if pr.endswith(",") else f"{pr}, "
+        return f"P({pr}{', '.join(parts)})"
+
+    def _guard(self, what: str, use: str) -> None:
+        if self.unreduced or self.reduced:
+            raise ValueError(
+                f"Using {what} is dangerous when PartitionSpec has non-empty unreduced/reduced set. "
+                f"Please use {use}"
+            )
+
+    def __getitem__(self, i: Any) -> Any:
+        self._guard("pspec[...]", "spec.partitions[...]")
+        return tuple.__getitem__(self, i)
+
+    def __iter__(self) -> Iterator[SpecEntry]:
+        self._guard("*pspec", "*spec.partitions")
+        return tuple.__iter__(self)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, tuple):
+            return NotImplemented
+        mine = (self.unreduced, self.reduced)
+        theirs = (other.unreduced, other.reduced) if isinstance(other, PartitionSpec) else (frozenset(), frozenset())
+        return tuple.__eq__(self, other) is True and mine == theirs
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self) -> int:
+        if not self.unreduced and not self.reduced:
+            return tuple.__hash__(self)
+        return hash((self.partitions, self.unreduced, self.reduced))
+
+    def __add__(self, other: object) -> PartitionSpec:
+        if isinstance(other, PartitionSpec):
+            return PartitionSpec(
+                *self.partitions, *other.partitions, unreduced={*self.unreduced, *other.unreduced},
+                reduced={*self.reduced, *other.reduced},
+            )
+        if isinstance(other, tuple):
+            self._no_tuple(other, "__add__")
+            return PartitionSpec(*self.partitions, *other)
+        return NotImplemented
+
+    def __radd__(self, other: object) -> PartitionSpec:
+        if not isinstance(other, tuple):
+            return NotImplemented
+        self._no_tuple(other, "__radd__")
+        return PartitionSpec(*other, *self.partitions)
+
+    def _no_tuple(self, other: tuple[Any, ...], method: str) -> None:
+        for name, axes in (("unreduced", self.unreduced), ("reduced", self.reduced)):
+            if axes:
+                raise TypeError(
+                    f"other {other} cannot be of instance `tuple` when self {self} has {name} in `{method}` of "
+                    "PartitionSpec."
+                )
+
+    def __getnewargs_ex__(self) -> tuple[tuple[SpecEntry, ...], dict[str, frozenset[str]]]:
+        return self.partitions, {"unreduced": self.unreduced, "reduced": self.reduced}
+
+    def update(
+        self, partitions: Sequence[SpecEntry] | None = None, unreduced: AbstractSet[str] | None = None,
+        reduced: AbstractSet[str] | None = None,
+    ) -> PartitionSpec:
+        """A copy with the given parts replaced."""
+        return PartitionSpec(
+            *(self.partitions if partitions is None else partitions),
+            unreduced=self.unreduced if unreduced is None else unreduced,
+            reduced=self.reduced if reduced is None else reduced,
+        )
+
+    def to_ct_spec(self) -> PartitionSpec:
+        """The spec of a cotangent: unreduced and reduced swap (JAX's ``to_ct_spec``)."""
+        return self.update(unreduced=self.reduced, reduced=self.unreduced)
 
     def axes_of(self, dim: int) -> tuple[str, ...]:
+        if self.unreduced or self.reduced:
+            raise NotImplementedError(
+                f"fcore does not implement unreduced or reduced mesh axes in a layout ({self}): it has no "
+                "sharding-in-types (JAX's Explicit mesh axes), so it cannot keep partial sums unreduced. Reduce "
+                "them (psum) and use a PartitionSpec without unreduced/reduced."
+            )
         if dim >= len(self):
             return ()
-        p = self[dim]
+        p = tuple.__getitem__(self, dim)
         return () if p is None else (p,) if isinstance(p, str) else p
 
     def _normalized(self, ndim: int) -> tuple[tuple[str, ...], ...]:
         return tuple(self.axes_of(i) for i in range(ndim))
+
+
+def _axis_set(axes: object, name: str) -> frozenset[str]:
+    if isinstance(axes, frozenset):
+        return axes
+    if not isinstance(axes, set):
+        raise TypeError(f"{name} argument of PartitionSpec should of type `frozenset` or `set`. Got type {axes}")
+    return frozenset(axes)
+
+
+def _check_unreduced(partitions: tuple[SpecEntry, ...], unreduced: frozenset[str], reduced: frozenset[str]) -> None:
+    """JAX's checks of ``unreduced`` / ``reduced``: mesh axes, disjoint, not partitioning a dimension."""
+    if not unreduced and not reduced:
+        return
+    for name, axes in (("unreduced", unreduced), ("reduced", reduced)):
+        if None in axes:
+            raise ValueError(f"{name} cannot contain None. All elements in {name} should refer to the mesh axes.")
+    if unreduced & reduced:
+        raise ValueError(
+            "`unreduced` and `reduced` argument to PartitionSpec cannot overlap. "
+            f"Got unreduced: {unreduced} and reduced: {reduced}"
+        )
+    for entry in partitions:
+        for a in (entry,) if not isinstance(entry, tuple) else entry:
+            for name, axes in (("unreduced", unreduced), ("reduced", reduced)):
+                if a in axes:
+                    raise ValueError(
+                        f"partitions cannot overlap with {name} axes passed to PartitionSpec. Got partitions: "
+                        f"{partitions} and {name} axes: {axes}"
+                    )
 
 
 P = PartitionSpec
@@ -555,16 +688,31 @@ class NamedSharding(Sharding, ParamStruct):
         self.spec = spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec)
         self._check_spec()
         # The spec without trailing replicated dimensions: P("x") and P("x", None) are one layout.
-        key = list(self.spec._normalized(len(self.spec)))
+        entries = self.spec.partitions
+        key: list[object] = [() if e is None else (e,) if isinstance(e, str) else e for e in entries]
         while key and not key[-1]:
             key.pop()
+        if self.spec.unreduced or self.spec.reduced:
+            key.append((self.spec.unreduced, self.spec.reduced))
         self._key = tuple(key)
         self._hash = hash((mesh, self._key))
 
     def _check_spec(self) -> None:
         seen: set[str] = set()
-        for dim in range(len(self.spec)):
-            for a in self.spec.axes_of(dim):
+        types = dict(zip(self.mesh.axis_names, self.mesh.axis_types))
+        for name, axes in (("Unreduced", self.spec.unreduced), ("Reduced", self.spec.reduced)):
+            for u in sorted(axes):
+                if u not in types:
+                    raise ValueError(
+                        f"{name} axes {u} is not found in mesh.axis_names={self.mesh.axis_names}. Got pspec={self.spec}"
+                    )
+                if types[u] is not AxisType.Explicit:
+                    raise ValueError(
+                        f"{name} axes can only refer to mesh axes that is of type `Explicit`. Got {name.lower()} "
+                        f"axes: {axes} and mesh: {self.mesh!r}"
+                    )
+        for entry in self.spec.partitions:
+            for a in () if entry is None else (entry,) if isinstance(entry, str) else entry:
                 if a not in self.mesh.axis_names:
                     raise ValueError(
                         f"Resource axis: {a} of {self.spec} is not found in mesh: {self.mesh.axis_names}."
