@@ -613,6 +613,10 @@ class Sharding:
     def memory_kind(self) -> str | None:
         return None
 
+    def with_memory_kind(self, kind: str) -> Sharding:
+        """The same layout in the memory ``kind`` of its devices (``device``, ``pinned_host``, ...)."""
+        raise NotImplementedError
+
     @property
     def is_fully_addressable(self) -> bool:
         pid = runtime.process_index()
@@ -638,13 +642,38 @@ class Sharding:
         raise NotImplementedError
 
 
+def checked_memory_kind(kind: str | None, device: Device | None) -> str:
+    """``kind`` (default ``device``) if ``device`` can address memory of that kind, as JAX checks.
+
+    On CPU the kinds are ``device``, ``pinned_host`` and ``unpinned_host``, all host memory: fcore
+    keeps every array in the device's default memory and records the kind in its sharding."""
+    if kind is None:
+        return "device"
+    kinds = [m.kind for m in device.addressable_memories()] if device is not None else [kind]
+    if kind not in kinds:
+        platform = device.platform if device is not None else "unknown"
+        raise ValueError(
+            f"Could not find memory addressable by device {platform}. Device {platform} can address the following "
+            f"memory kinds: {', '.join(kinds)}. Got memory kind: {kind}"
+        )
+    return kind
+
+
 class SingleDeviceSharding(Sharding, ParamStruct):
     """The whole array on one device."""
 
-    __slots__ = ("_device",)
+    __slots__ = ("_device", "_memory_kind")
 
     def __init__(self, device: Device, *, memory_kind: str | None = None) -> None:
         self._device = device
+        self._memory_kind = checked_memory_kind(memory_kind, device)
+
+    @property
+    def memory_kind(self) -> str:
+        return self._memory_kind
+
+    def with_memory_kind(self, kind: str) -> SingleDeviceSharding:
+        return SingleDeviceSharding(self._device, memory_kind=kind)
 
     @property
     def _device_assignment(self) -> tuple[Device, ...]:
@@ -661,13 +690,16 @@ class SingleDeviceSharding(Sharding, ParamStruct):
         return tuple(global_shape)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, SingleDeviceSharding) and other._device == self._device
+        return (
+            isinstance(other, SingleDeviceSharding) and other._device == self._device
+            and other._memory_kind == self._memory_kind
+        )
 
     def __hash__(self) -> int:
-        return hash(("single", self._device.id))
+        return hash(("single", self._device.id, self._memory_kind))
 
     def __repr__(self) -> str:
-        return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"
+        return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self._memory_kind})"
 
 
 def make_single_device_sharding(device: Device, *, memory_kind: str | None = None) -> SingleDeviceSharding:
@@ -678,7 +710,7 @@ def make_single_device_sharding(device: Device, *, memory_kind: str | None = Non
 class NamedSharding(Sharding, ParamStruct):
     """Array dimension ``i`` split over the mesh axes ``spec[i]``, replicated over the rest."""
 
-    __slots__ = ("mesh", "spec", "_key", "_hash")
+    __slots__ = ("mesh", "spec", "_key", "_hash", "_memory_kind")
 
     def __init__(self, mesh: Mesh, spec: PartitionSpec | Sequence[SpecEntry] = PartitionSpec(), *,
                  memory_kind: str | None = None) -> None:
@@ -687,6 +719,7 @@ class NamedSharding(Sharding, ParamStruct):
         self.mesh = mesh
         self.spec = spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec)
         self._check_spec()
+        self._memory_kind = checked_memory_kind(memory_kind, mesh.flat_devices[0] if mesh.size else None)
         # The spec without trailing replicated dimensions: P("x") and P("x", None) are one layout.
         entries = self.spec.partitions
         key: list[object] = [() if e is None else (e,) if isinstance(e, str) else e for e in entries]
@@ -694,6 +727,8 @@ class NamedSharding(Sharding, ParamStruct):
             key.pop()
         if self.spec.unreduced or self.spec.reduced:
             key.append((self.spec.unreduced, self.spec.reduced))
+        if self._memory_kind != "device":
+            key.append(self._memory_kind)
         self._key = tuple(key)
         self._hash = hash((mesh, self._key))
 
@@ -790,7 +825,14 @@ class NamedSharding(Sharding, ParamStruct):
         return self._hash
 
     def __repr__(self) -> str:
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind={self._memory_kind})"
+
+    @property
+    def memory_kind(self) -> str:
+        return self._memory_kind
+
+    def with_memory_kind(self, kind: str) -> NamedSharding:
+        return NamedSharding(self.mesh, self.spec, memory_kind=kind)
 
 
 def _indices_from_tiles(
