@@ -109,6 +109,11 @@ def test_attributes_reach_the_handler_typed_as_jax(kernels: ctypes.CDLL) -> None
     ours, theirs = both(lambda m: m.ffi.ffi_call("ffi_test_Attrs", m.ShapeDtypeStruct((9,), np.float64))(**attrs))
     assert_same(ours, theirs)
     np.testing.assert_array_equal(ours, [-(2**40), -7, 200, 0.1, 0.5, 1, 5, 10, 5])
+    # An int32 array where the handler declares int64 is another parameter (not the program
+    # compiled for the call above), and the handler's decoding error is raised, as jax's is.
+    f = fcore.ffi.ffi_call("ffi_test_Attrs", fcore.ShapeDtypeStruct((9,), np.float64))
+    with pytest.raises(RuntimeError, match="Wrong array data type: expected S64 but got S32"):
+        f(**{**attrs, "ints": np.arange(5, dtype=np.int32)})
 
 
 ATTRIBUTE_VALUES = [

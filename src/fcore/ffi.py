@@ -142,7 +142,7 @@ class FfiAttributes(ParamStruct):
         return hash(self.texts)
 
     def __repr__(self) -> str:
-        return "{" + ", ".join(f"{k}={v}" for k, v in self.texts) + "}"
+        return "{" + ", ".join(f"{k}={' '.join(repr(v).split())}" for k, v in self.items) + "}"
 
 
 def _is_layout(x: object) -> bool:
