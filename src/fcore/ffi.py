@@ -13,7 +13,7 @@ from __future__ import annotations
 import ctypes
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict, overload
 
 import attrs
 import numpy as np
@@ -56,6 +56,16 @@ class _HasLayout(Protocol):
 
     major_to_minor: Sequence[int]
     tiling: object
+
+
+class ResultMetadata(Protocol):
+    """What ``ffi_call`` reads of each result's description (a ``ShapeDtypeStruct``, an array)."""
+
+    @property
+    def shape(self) -> Sequence[int]: ...
+
+    @property
+    def dtype(self) -> Any: ...
 
 
 #: A layout as ``ffi_call`` takes it: None (row-major), a major-to-minor sequence, or a ``Layout``.
@@ -319,9 +329,35 @@ def _result_avals(results: Sequence[Any]) -> list[ShapedArray]:
 _VMAP_METHODS = ["sequential", "sequential_unrolled", "expand_dims", "broadcast_all", "legacy_vectorized", None]
 
 
+@overload
 def ffi_call(
     target_name: str,
-    result_shape_dtypes: Any,
+    result_shape_dtypes: Sequence[ResultMetadata],
+    *,
+    has_side_effect: bool = ...,
+    vmap_method: str | None = ...,
+    input_layouts: Sequence[FfiLayoutOptions] | None = ...,
+    output_layouts: FfiLayoutOptions | Sequence[FfiLayoutOptions] = ...,
+    input_output_aliases: dict[int, int] | None = ...,
+    custom_call_api_version: int = ...,
+    legacy_backend_config: str | None = ...,
+) -> Callable[..., Sequence[Array]]: ...
+@overload
+def ffi_call(
+    target_name: str,
+    result_shape_dtypes: ResultMetadata,
+    *,
+    has_side_effect: bool = ...,
+    vmap_method: str | None = ...,
+    input_layouts: Sequence[FfiLayoutOptions] | None = ...,
+    output_layouts: FfiLayoutOptions | Sequence[FfiLayoutOptions] = ...,
+    input_output_aliases: dict[int, int] | None = ...,
+    custom_call_api_version: int = ...,
+    legacy_backend_config: str | None = ...,
+) -> Callable[..., Array]: ...
+def ffi_call(
+    target_name: str,
+    result_shape_dtypes: ResultMetadata | Sequence[ResultMetadata],
     *,
     has_side_effect: bool = False,
     vmap_method: str | None = None,
@@ -330,7 +366,7 @@ def ffi_call(
     input_output_aliases: dict[int, int] | None = None,
     custom_call_api_version: int = 4,
     legacy_backend_config: str | None = None,
-) -> Callable[..., Any]:
+) -> Callable[..., Array | Sequence[Array]]:
     """A function calling the FFI target ``target_name`` (``jax.ffi.ffi_call``): its positional
     arguments are the handler's buffers, its keyword arguments the handler's attributes, and
     it returns arrays of ``result_shape_dtypes`` (one object with ``shape`` and ``dtype``, or
@@ -357,7 +393,7 @@ def ffi_call(
         )
     spec: ResultSpec = tuple((a.shape, a.dtype) for a in result_avals)
 
-    def wrapped(*args: Any, **kwargs: Any) -> Any:
+    def wrapped(*args: Any, **kwargs: Any) -> Array | Sequence[Array]:
         in_avals = [get_aval(x) for x in args]
         if input_layouts is None:
             in_lay = tuple(_minor_to_major(a, None, True) for a in in_avals)
@@ -423,9 +459,10 @@ def ffi_call(
             target_name=target_name,
             vmap_method=vmap_method,
         )
+        outs: list[Array] = list(results)
         if multiple_results:
-            return tuple(results) if isinstance(result_shape_dtypes, tuple) else list(results)
-        return results[0]
+            return tuple(outs) if isinstance(result_shape_dtypes, tuple) else outs
+        return outs[0]
 
     return wrapped
 
