@@ -124,17 +124,26 @@ ATTRIBUTE_VALUES = [
 ]
 
 
-def test_attribute_lowering_text_matches_jax() -> None:
-    """Every kind of attribute value, lowered (not compiled) by both: the op's attribute
-    dictionary prints the same (fcore's text parsed and printed by MLIR, as jax prints it)."""
-    kwargs = {f"a{i:02d}": v for i, v in enumerate(ATTRIBUTE_VALUES)}
+LOWERING_CASES: dict[str, Callable[[Any], Callable[[Any], Any]]] = {
+    "attributes": lambda m: lambda x: m.ffi.ffi_call("ffi_test_unregistered", m.ShapeDtypeStruct((3,), np.float32))(
+        x, **{f"a{i:02d}": v for i, v in enumerate(ATTRIBUTE_VALUES)}),
+    "no_results_side_effect": lambda m: lambda x: (m.ffi.ffi_call("t", (), has_side_effect=True)(x), x + 1)[1],
+    "legacy_api": lambda m: m.ffi.ffi_call("t", [m.ShapeDtypeStruct((3,), np.float32)], custom_call_api_version=2,
+                                           legacy_backend_config="cfg\n", output_layouts=[None]),
+    "results_layouts": lambda m: lambda x: m.ffi.ffi_call(
+        "t", (m.ShapeDtypeStruct((2, 3, 4), np.int32), m.ShapeDtypeStruct((), np.float32)),
+        input_layouts=[None], output_layouts=[(0, 2, 1), None])(x),
+}
 
-    def f(m: Any) -> Callable[[Any], Any]:
-        return lambda x: m.ffi.ffi_call("ffi_test_unregistered", m.ShapeDtypeStruct((3,), np.float32))(x, **kwargs)
 
+@pytest.mark.parametrize("case", sorted(LOWERING_CASES))
+def test_lowering_text_matches_jax(case: str) -> None:
+    """The op's attributes (typed attributes of every kind, no results, the legacy API,
+    several results and layouts), lowered (not compiled) by both: the same once fcore's text
+    is parsed and printed by MLIR, as jax prints it."""
     x = np.ones(3, np.float32)
-    ours = str(fcore.jit(f(fcore)).lower(x).compiler_ir())
-    theirs = jax.jit(f(jax)).lower(x).as_text()
+    ours = str(fcore.jit(LOWERING_CASES[case](fcore)).lower(x).compiler_ir())
+    theirs = jax.jit(LOWERING_CASES[case](jax)).lower(x).as_text()
     assert custom_call_attributes(ours) == custom_call_attributes(theirs)
 
 
