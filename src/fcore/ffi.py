@@ -142,7 +142,7 @@ class FfiAttributes(ParamStruct):
     __slots__ = ("items", "texts")
 
     def __init__(self, items: Mapping[str, object]) -> None:
-        self.items = tuple(sorted(items.items()))
+        self.items = tuple(sorted((k, v.copy() if isinstance(v, np.ndarray) else v) for k, v in items.items()))
         self.texts = tuple((k, attribute_text(v)) for k, v in self.items)
 
     def __eq__(self, other: object) -> bool:
@@ -171,6 +171,40 @@ def _minor_to_major(aval: ShapedArray, layout: FfiLayoutOptions, major_to_minor:
         return tuple(int(d) for d in lay.major_to_minor)[::-1]
     seq = tuple(int(d) for d in layout)  # type: ignore[union-attr]
     return seq[::-1] if major_to_minor else seq
+
+
+#: The one-equation programs that eager calls run, by operand types and parameters.
+_staged: dict[tuple[object, ...], ClosedJaxpr] = {}
+_staged_lock = threading.Lock()
+
+
+def _not_differentiable(target_name: str) -> ValueError:
+    return ValueError(
+        f"The FFI call to `{target_name}` cannot be differentiated. "
+        "You can use `jax.custom_jvp` or `jax.custom_jvp` to add support."
+    )
+
+
+def _batched_layouts(layouts: Layouts) -> Layouts:
+    """The layouts with a new leading (slowest) dimension."""
+    return tuple((*(d + 1 for d in lay), 0) for lay in layouts)
+
+
+def _result_avals(results: Sequence[Any]) -> list[ShapedArray]:
+    """The declared results' types; dtypes as given (a float64 result stays float64, as in JAX)."""
+    avals = []
+    for idx, result in enumerate(results):
+        if not hasattr(result, "shape") or not hasattr(result, "dtype"):
+            raise ValueError(
+                "All elements of result_shape_dtypes must have 'shape' and 'dtype' "
+                f"attributes. Got {result} at position {idx}."
+            )
+        dtype = np.dtype(result.dtype)
+        avals.append(ShapedArray(tuple(int(d) for d in result.shape), dtype))
+    return avals
+
+
+_VMAP_METHODS = ["sequential", "sequential_unrolled", "expand_dims", "broadcast_all", "legacy_vectorized", None]
 
 
 # =========================================================================================
@@ -208,10 +242,6 @@ def _ffi_call_effects(**params: Any) -> Effects:
     return frozenset({ffi_effect}) if params["has_side_effect"] else NO_EFFECTS
 
 
-_staged: dict[tuple[object, ...], ClosedJaxpr] = {}
-_staged_lock = threading.Lock()
-
-
 @ffi_call_p.def_impl
 def _ffi_call_impl(*args: NpArray, **params: Any) -> list[NpArray]:
     """Eagerly, the call compiled alone by XLA (once per operand types and parameters)."""
@@ -225,13 +255,6 @@ def _ffi_call_impl(*args: NpArray, **params: Any) -> list[NpArray]:
     return [o.host() for o in launch_for(closed, f"ffi_call_{params['target_name']}")(args)]
 
 
-def _not_differentiable(target_name: str) -> ValueError:
-    return ValueError(
-        f"The FFI call to `{target_name}` cannot be differentiated. "
-        "You can use `jax.custom_jvp` or `jax.custom_jvp` to add support."
-    )
-
-
 @jvp_rules.register(ffi_call_p)
 def _ffi_call_jvp(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[Any, Any]:
     raise _not_differentiable(params["target_name"])
@@ -240,11 +263,6 @@ def _ffi_call_jvp(primals: list[Any], tangents: list[Any], **params: Any) -> tup
 @transpose_rules.register(ffi_call_p)
 def _ffi_call_transpose(cts: Any, *args: Any, **params: Any) -> list[Any]:
     raise _not_differentiable(params["target_name"])
-
-
-def _batched_layouts(layouts: Layouts) -> Layouts:
-    """The layouts with a new leading (slowest) dimension."""
-    return tuple((*(d + 1 for d in lay), 0) for lay in layouts)
 
 
 @batching_rules.register(ffi_call_p)
@@ -311,22 +329,6 @@ def _ffi_call_lowering(ctx: LoweringRuleContext, *args: str, **params: Any) -> l
         return []
     name = ctx.emit(text, n_results=n)
     return [name] if n == 1 else [f"{name}#{i}" for i in range(n)]
-
-
-def _result_avals(results: Sequence[Any]) -> list[ShapedArray]:
-    avals = []
-    for idx, result in enumerate(results):
-        if not hasattr(result, "shape") or not hasattr(result, "dtype"):
-            raise ValueError(
-                "All elements of result_shape_dtypes must have 'shape' and 'dtype' "
-                f"attributes. Got {result} at position {idx}."
-            )
-        dtype = np.dtype(result.dtype)
-        avals.append(ShapedArray(tuple(int(d) for d in result.shape), dtype))
-    return avals
-
-
-_VMAP_METHODS = ["sequential", "sequential_unrolled", "expand_dims", "broadcast_all", "legacy_vectorized", None]
 
 
 @overload
