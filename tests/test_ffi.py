@@ -326,6 +326,8 @@ def test_unknown_target_fails_at_compile_with_a_clear_error() -> None:
 
 
 def test_registration_helpers_match_jax() -> None:
+    jax_names = {n for n in dir(jax.ffi) if not n.startswith("_")}
+    assert jax_names <= set(fcore.ffi.__all__), jax_names - set(fcore.ffi.__all__)
     assert fcore.ffi.include_dir() == jax.ffi.include_dir()
     assert (pathlib.Path(fcore.ffi.include_dir()) / "xla" / "ffi" / "api" / "ffi.h").is_file()
     with pytest.raises(ValueError, match="register_ffi_type_id is not supported"):
