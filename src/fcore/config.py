@@ -130,6 +130,8 @@ _checks: ContextVar[_Checks] = ContextVar("fcore_eager_checks", default=_Checks(
 #: The eager checks on here: an empty list (falsy) when none is. Read on every eager
 #: primitive application; a bare ``ContextVar.get``.
 eager_checks = _checks.get
+#: The variable itself, for jit's cached call in C (``fcore._fastjit``), which reads it directly.
+EAGER_CHECKS = _checks
 
 
 def float_checks_enabled() -> bool:
