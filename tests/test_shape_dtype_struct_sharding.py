@@ -1,7 +1,8 @@
 """``ShapeDtypeStruct(..., sharding=)`` against JAX (meshes with Auto axes, as fcore's): the
 sharding it carries (printed, compared, checked, updated, taken by ``like``), what
 ``eval_shape`` returns for it, and the shardings ``export`` records (``in_shardings_jax``,
-``out_shardings_jax``, ``nr_devices``, the module's ``sdy.sharding`` attributes, serialization).
+``out_shardings_jax``, ``nr_devices``, the module's ``sdy.sharding`` attributes, serialization),
+and the argument shardings ``jit(f).lower`` takes from it.
 One 4-device subprocess runs both libraries."""
 
 from __future__ import annotations
@@ -81,6 +82,13 @@ def test_shape_dtype_struct_sharding_matches_jax() -> None:
             small = L.make_mesh((2,), ("y",), devices=L.devices()[:2])
             return e.nr_devices, repr(e.in_shardings_jax(small)), e.in_shardings_hlo
         both(one_device)
+
+        def lowered(L, np_, S, mesh, ex):  # jit(f).lower takes the struct's sharding too
+            spec = L.ShapeDtypeStruct((8, 2), np_.float32, sharding=S.NamedSharding(mesh, S.PartitionSpec("x")))
+            low = L.jit(lambda v: v * 2).lower(spec)
+            (got,), _ = low.compile().input_shardings
+            return 'sdy.sharding<@mesh, [{"x"}, {}]>' in low.as_text(), repr(got.spec), repr(got.mesh.shape)
+        both(lowered)
         print("ok")
         """
     )

@@ -11,6 +11,8 @@ behaves as ``AxisType.Auto``.
 
 from __future__ import annotations
 
+import collections
+
 import dataclasses
 import enum
 import itertools
@@ -346,8 +348,9 @@ class Mesh(ParamStruct):
         self._hash = hash((tuple(d.id for d in flat), devs.shape, names))
 
     @property
-    def shape(self) -> dict[str, int]:
-        return dict(zip(self.axis_names, self.devices.shape))
+    def shape(self) -> collections.OrderedDict[str, int]:
+        """Axis sizes by name, in axis order (an ``OrderedDict``, as JAX's prints)."""
+        return collections.OrderedDict(zip(self.axis_names, self.devices.shape))
 
     @property
     def axis_sizes(self) -> tuple[int, ...]:
@@ -458,8 +461,9 @@ class AbstractMesh:
             self.axis_types = tuple(axis_types)
 
     @property
-    def shape(self) -> dict[str, int]:
-        return dict(zip(self.axis_names, self.axis_sizes))
+    def shape(self) -> collections.OrderedDict[str, int]:
+        """Axis sizes by name, in axis order (an ``OrderedDict``, as JAX's prints)."""
+        return collections.OrderedDict(zip(self.axis_names, self.axis_sizes))
 
     @property
     def shape_tuple(self) -> tuple[tuple[str, int], ...]:
