@@ -774,8 +774,12 @@ def _positional_tree(n: int) -> tree_util.PyTreeDef:
 
 
 def _has_sharded(flat: Sequence[Any]) -> bool:
+    """Whether an argument is laid out over a mesh: a sharded array, or (``lower``) a
+    ``ShapeDtypeStruct`` carrying a mesh sharding."""
     for x in flat:
         if type(x) is ArrayImpl and type(x._device) is ShardedBuffer:
+            return True
+        if type(x) is ShapeDtypeStruct and isinstance(x._sharding, (NamedSharding, PartitionSpec)):
             return True
     return False
 

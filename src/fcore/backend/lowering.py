@@ -19,6 +19,7 @@ from typing_extensions import TypeAlias
 
 import numpy as np
 
+from fcore.backend.frontend_attributes import tag_outputs
 from fcore.errors import FcoreError
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray
@@ -323,6 +324,8 @@ def lower_function(
                 f"lowering rule of '{prim.name}' failed on equation {i} of {name} ({pp_eqn_in(jaxpr, i)}): {e}"
             ) from e
         outs = out if isinstance(out, list) else [out]
+        if info is not None and info.xla_metadata:
+            tag_outputs(fn, outs, info.xla_metadata)
         for v, o in zip(eqn.outvars, outs):
             env[id(v)] = o
     fn.location = ""
