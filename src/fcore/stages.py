@@ -11,7 +11,9 @@ from typing import Any, Protocol, Union, runtime_checkable
 
 from fcore.api.stages import ArgInfo as ArgInfo, Compiled as Compiled, Lowered as Lowered, Traced as Traced
 
-__all__ = ["ArgInfo", "Compiled", "CompilerOptions", "Lowered", "Traced", "Wrapped"]
+# ``CompilerOptions`` is public as in JAX but left out of ``__all__``: the API pages would show
+# the docstring of ``dict`` for it.
+__all__ = ["ArgInfo", "Compiled", "Lowered", "Traced", "Wrapped"]
 
 #: Options passed to ``Lowered.compile(compiler_options=...)`` (JAX's alias, same type).
 CompilerOptions = dict[str, Union[str, bool]]
