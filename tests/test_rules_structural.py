@@ -26,7 +26,7 @@ from jax import lax as jlax
 import fcore
 from fcore import lax as flax
 from fcore.core import eval_jaxpr, typecheck
-from fcore.lax import gather_scatter, slicing
+from fcore.lax import gather_scatter, slicing, stacking
 from fcore.lax import shapes as shape_ops
 from fcore.transforms import batch_jaxpr, jvp_jaxpr, linearize_jaxpr, transpose_jaxpr, vjp_jaxpr
 from fcore.transforms.batching import batching_rules
@@ -500,8 +500,8 @@ def test_iota_rules() -> None:
 
 
 def test_every_primitive_has_its_rules() -> None:
-    prims = [getattr(m, n) for m in (shape_ops, slicing, gather_scatter) for n in m.__all__ if n.endswith("_p")]
-    assert len(prims) == 17
+    prims = [getattr(m, n) for m in (shape_ops, slicing, gather_scatter, stacking) for n in m.__all__ if n.endswith("_p")]
+    assert len(prims) == 22
     for p in prims:
         assert p in jvp_rules and p in batching_rules and p in lowering_rules, p
         if p not in (shape_ops.iota_p, gather_scatter.scatter_min_p, gather_scatter.scatter_max_p):  # not linear in anything
