@@ -53,6 +53,8 @@ class PartialEvalRules(RuleTable["PartialEvalRule[...]"]):
 
 partial_eval_rules = PartialEvalRules("Partial evaluation")
 _partial_eval_rule = partial_eval_rules.get
+#: ``object.__new__``, looked up once: the per-operation path fills a tracer's two slots itself.
+_new_tracer = object.__new__
 
 
 class PartialEvalTrace(StagingTrace):
@@ -118,7 +120,8 @@ class PartialEvalTrace(StagingTrace):
                     if self.share_residuals:
                         invars.append(self.lift_const(a))
                     else:
-                        v = Var(a.aval)
+                        typed = a._aval  # (``a.aval``, without the property's frame where it is known)
+                        v = Var(typed if typed is not None else a.aval)
                         self.const_vars.append(v)
                         self.const_vals.append(a)
                         invars.append(v)
@@ -143,7 +146,10 @@ class PartialEvalTrace(StagingTrace):
             out = Var(aval)
             info = current_source_info() if self.record_source_info else None
             self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), EMPTY_PARAMS, info))
-            return StagingTracer(self, out)
+            tracer = _new_tracer(StagingTracer)  # StagingTracer(self, out) without the ``__init__`` frame
+            tracer._trace = self
+            tracer.atom = out
+            return tracer
         unknowns = [type(a) is StagingTracer and a._trace is self for a in args]
         known_params, unknown_params, out_unknowns, num_res = rule(unknowns, **params)
         known_args = [a for a, u in zip(args, unknowns) if not u]

@@ -8,7 +8,7 @@ from typing import Any
 from typing_extensions import TypeAlias
 
 from fcore.interpreters.eval import EvalTrace
-from fcore.interpreters.stack import CURRENT_TRACE, set_current_trace
+from fcore.interpreters.stack import set_current_trace, trace_now
 from fcore.interpreters.staging import StagingTrace
 from fcore.interpreters.trace import equation_source, transform_name_stack
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
@@ -88,7 +88,7 @@ def _backward_pass(
 
     ct_env: dict[Atom, Any] = {}
     ct_pop, ct_get = ct_env.pop, ct_env.get
-    eager = type(CURRENT_TRACE.get()) is EvalTrace
+    eager = type(trace_now()) is EvalTrace
 
     def add_ct(a: Atom, ct: Any) -> None:
         if type(a) is not Literal and a in lin and ct is not None and type(ct) is not Zero:
