@@ -165,7 +165,8 @@ def _elementwise(
     # The accepted dtypes whose results need no dtype check: NumPy's ufunc ``fn`` computes them in
     # their own dtype (its loop resolution, asked once) and returns an array even for 0-d operands
     # (``out=...``; a NumPy scalar made into an array costs ~1.5k instructions, a fifth of the op).
-    same = _dtype_preserving(fn, accepted, arity) if fixed_dtype is None and ARRAY_OUT else frozenset()
+    preserved = _dtype_preserving(fn, accepted, arity) if fixed_dtype is None else frozenset()
+    same = preserved if ARRAY_OUT else frozenset()
 
     def eager_unary(x: object = None, *rest: object) -> ArrayImpl | None:
         if rest or type(x) is not ArrayImpl:
@@ -246,20 +247,20 @@ def _elementwise(
     p.eager_rule = eager_unary if arity == 1 else eager_binary
     p.weak_type_rule = _all_weak
     if arity == 1 and fixed_dtype is None:
-        _EAGER_PATHS[p] = UnaryEagerPath(p, eager_unary, accepted, fn, same)
+        _EAGER_PATHS[p] = UnaryEagerPath(p, eager_unary, accepted, fn, preserved)
 
 
 class UnaryEagerPath(NamedTuple):
     """What a caller needs to run a unary primitive's eager fast path inline (``fcore.numpy``'s
     wrappers do, under eager evaluation): the same computation as ``rule``, for operands whose
     dtype is in ``preserved`` (the accepted dtypes NumPy's ufunc ``compute`` maps to themselves,
-    so ``compute(h, out=...)`` is an array of ``h``'s dtype and needs no check); ``rule`` itself
-    for the other ``accepted`` ones. Valid while ``primitive.eager_rule is rule``."""
+    so its result needs no dtype check); ``rule`` itself for the other ``accepted`` ones. Valid
+    while ``primitive.eager_rule is rule``."""
 
     primitive: Primitive
     rule: Callable[..., ArrayImpl | None]
     accepted: frozenset[DType]
-    compute: Callable[..., NpArray]
+    compute: Callable[[NpArray], NpArray]
     preserved: frozenset[DType]
 
 
@@ -382,8 +383,11 @@ def _aval(x: object) -> ShapedArray:
 def _unbroadcast(ct: Array, operand: LinearOperand) -> Array:
     """Sum a cotangent down to an operand that the shape rule broadcast (rank 0, or size-1
     dimensions of an operand of the same rank)."""
-    a = _aval(operand)
-    ct_shape = get_aval(ct).shape
+    a = operand.aval if type(operand) is UndefinedPrimal else get_aval(operand)
+    ct_aval = get_aval(ct)
+    if ct_aval is a:  # the operand's own type (avals are interned): nothing to sum or restore
+        return ct
+    ct_shape = ct_aval.shape
     if a.shape != ct_shape:
         from fcore.lax.reductions import reduce_sum  # lazy: reductions imports this module
         from fcore.lax.shapes import reshape

@@ -98,6 +98,7 @@ def _unary_inexact(fn: UnaryLax, name: str, doc: str) -> UnaryLax:
 
 #: ``object.__new__``, looked up once (a lookup on a class makes a method object).
 _new_array = ArrayImpl.__new__
+_ndarray, _asarray = np.ndarray, np.asarray
 
 
 def _unary_inexact_eager(fn: UnaryLax, name: str, path: UnaryEagerPath) -> UnaryLax:
@@ -114,8 +115,9 @@ def _unary_inexact_eager(fn: UnaryLax, name: str, path: UnaryEagerPath) -> Unary
             if trace_now() is EVAL_TRACE and not eager_checks() and p.eager_rule is rule:
                 h = x._np
                 if h is not None and h.dtype in preserved:
+                    out = compute(h)  # (no ``out=...``: it costs ~5% of the op where the result is no scalar)
                     r = _new_array(ArrayImpl)  # ArrayImpl(out, x._weak, None, x._aval) without __init__
-                    r._np = compute(h, out=...)  # (an array of h's dtype, also for a 0-d h)
+                    r._np = out if type(out) is _ndarray else _asarray(out)  # a 0-d result is a scalar
                     r._device = None
                     r._weak = x._weak
                     r._aval = x._aval  # the operand's type, known or not
