@@ -1,6 +1,6 @@
 """``fcore.ad_checkpoint`` against ``jax.ad_checkpoint``: names, name policies, the offload
 policies (saving, on one memory space), ``print_saved_residuals``; and ``vjp``'s function
-as a ``Partial`` whose leaves are the residuals."""
+as a ``VJP`` object whose leaves are the residuals."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import pytest
 import fcore
 import fcore.numpy as fnp
 from fcore.ad_checkpoint import checkpoint_name, print_saved_residuals, saved_residuals
-from fcore.tree_util import Partial
+from fcore.api.vjp_object import VJP
 
 X = np.linspace(-1.0, 1.0, 4).astype(np.float32)
 
@@ -110,16 +110,16 @@ def test_a_user_policy_may_answer_with_jax_s_constants() -> None:
     assert "output of sin" in ours and "output of cos" not in ours
 
 
-# -- vjp returns a Partial -------------------------------------------------------------------
+# -- vjp returns a VJP object -----------------------------------------------------------------
 def _vjp_pair() -> tuple[Any, Any]:
     _, ours = fcore.vjp(lambda x: fnp.sin(x) * x, X)
     _, theirs = jax.vjp(lambda x: jnp.sin(x) * x, X)
     return ours, theirs
 
 
-def test_vjp_function_is_a_partial_whose_leaves_are_residuals() -> None:
+def test_vjp_function_is_a_vjp_object_whose_leaves_are_residuals() -> None:
     ours, theirs = _vjp_pair()
-    assert isinstance(ours, Partial)
+    assert isinstance(ours, VJP) and type(theirs).__name__ == "VJP"
     assert len(fcore.tree_util.tree_leaves(ours)) == len(jax.tree_util.tree_leaves(theirs))
     ct = np.ones_like(X)
     np.testing.assert_allclose(np.asarray(ours(ct)[0]), np.asarray(theirs(ct)[0]), rtol=1e-6)

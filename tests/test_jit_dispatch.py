@@ -7,6 +7,8 @@ arrays, transformations, ``clear_caches`` and runtime errors all keep working.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -14,6 +16,7 @@ import pytest
 
 import fcore
 import fcore.numpy as fnp
+from fcore.api import jit as jit_mod
 from fcore.api.jit import Jitted
 from fcore.backend import DeviceBuffer, XlaRuntimeError, runtime
 from fcore.interpreters.array import ArrayImpl
@@ -344,3 +347,74 @@ def test_unused_arguments_are_not_passed_to_the_program() -> None:
     g(a, fcore.device_put(1.0))
     with pytest.raises(fcore.UnexpectedTracerError):
         g(a, leaked[0])
+
+
+def test_the_cached_call_runs_in_c_where_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The install builds ``fcore._fastjit`` (a C compiler is on every machine fcore is set up
+    on): a cached call of positional arrays, one result or several, never reaches Python's
+    ``_dispatch``; anything else (keywords, NumPy arguments, a new type) still does."""
+    assert jit_mod.CACHED_CALL_IN_C
+    f = fcore.jit(lambda x, y: x * y + 1)
+    t = fcore.jit(lambda x, y: (x * y, [x + y]))
+    a, b = fcore.device_put(X), fcore.device_put(X + 1)
+    f(a, b), t(a, b)
+    python_calls: list[int] = []
+    python_dispatch = Jitted._dispatch
+
+    def counted(self: Jitted[Any, Any], *args: Any, **kwargs: Any) -> Any:
+        python_calls.append(1)
+        return python_dispatch(self, *args, **kwargs)
+
+    monkeypatch.setattr(Jitted, "_dispatch", counted)
+    out = f(a, b)
+    prod, [total] = t(out, b)
+    assert python_calls == []
+    assert type(out) is ArrayImpl and out.aval == a.aval and not out.weak_type
+    np.testing.assert_array_equal(np.asarray(prod), (X * (X + 1) + 1) * (X + 1))
+    np.testing.assert_array_equal(np.asarray(total), X * (X + 1) + 1 + X + 1)
+    f(a, y=b)
+    f(X, b)
+    f(a[:4], b[:4])
+    assert python_calls == [1, 1, 1]
+
+
+def test_the_python_cached_call_serves_where_the_extension_is_missing() -> None:
+    """Without ``fcore._fastjit`` (no C compiler at install) ``Jitted`` calls its Python
+    ``_dispatch``: the same results, the same cached path."""
+    script = """
+import sys
+sys.modules["fcore._fastjit"] = None  # as if never built: importing it raises ImportError
+import numpy as np
+import fcore
+from fcore.api import jit as jit_mod
+assert not jit_mod.CACHED_CALL_IN_C and jit_mod.Jitted.__call__ is jit_mod.Jitted._dispatch
+traces = []
+f = fcore.jit(lambda x, y: (traces.append(1), (x * y, x + y))[1])
+a, b = fcore.device_put(np.arange(3.0, dtype=np.float32)), fcore.device_put(np.ones(3, np.float32))
+for _ in range(3):
+    p, s = f(a, b)
+assert len(traces) == 1, traces
+print(np.asarray(p).tolist(), np.asarray(s).tolist(), fcore.jit(lambda x: x * 2)(1.5).weak_type)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[0.0, 1.0, 2.0] [1.0, 2.0, 3.0] True"
+
+
+def test_a_cached_launch_that_fails_runs_once() -> None:
+    """An error raised while the cached call runs its program (here a callback's) is the call's
+    error: the program is not run a second time to find out why."""
+    calls: list[int] = []
+
+    def host(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        calls.append(1)
+        if len(calls) > 1:
+            raise ValueError("the host function failed")
+        return x
+
+    f = fcore.jit(lambda x: fcore.pure_callback(host, fcore.ShapeDtypeStruct((8,), np.float32), x))
+    a = fcore.device_put(X)
+    f(a)
+    with pytest.raises(XlaRuntimeError, match="the host function failed"):
+        f(a)
+    assert len(calls) == 2

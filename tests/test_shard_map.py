@@ -74,6 +74,46 @@ def test_collectives_match_jax() -> None:
     )
 
 
+def test_grad_through_shard_map_with_split_results_matches_jax() -> None:
+    """``linearize`` splits a ``shard_map`` into its primal and tangent halves (JAX's partial
+    evaluation): results split over mesh axes, used after the ``shard_map`` by eager code,
+    residuals that are per-device scalars and blocks, a collective in the body."""
+    run_script(
+        _JAX_MESH
+        + textwrap.dedent(
+            """
+        rng = np.random.default_rng(2)
+        x = rng.standard_normal((8, 4)).astype(np.float32)
+        w = rng.standard_normal((4,)).astype(np.float32)
+        def loss(np_, l, sm, x, w):
+            def local(x, w):
+                s = (x ** 2).sum()  # a per-device scalar residual
+                y = np_.sin(x) * w * s
+                return y, l.psum(np_.cos(x).sum(0), "x")
+            y, z = sm(local, x, w)
+            return (y ** 2).sum() + (z * w).sum()
+        def fsm(local, x, w):
+            return fcore.shard_map(local, mesh=mesh, in_specs=(P("x", "y"), P("y")),
+                                   out_specs=(P("x", "y"), P("y")))(x, w)
+        def jsm(local, x, w):
+            return jax.shard_map(local, mesh=jmesh, in_specs=(jax.P("x", "y"), jax.P("y")),
+                                 out_specs=(jax.P("x", "y"), jax.P("y")), check_vma=False)(x, w)
+        f = lambda x, w: loss(fnp, lax, fsm, x, w)
+        jf = lambda x, w: loss(jnp, jax.lax, jsm, x, w)
+        jv, jg = jax.value_and_grad(jf, argnums=(0, 1))(x, w)
+        for v, g in [fcore.value_and_grad(f, argnums=(0, 1))(x, w),
+                     fcore.jit(fcore.value_and_grad(f, argnums=(0, 1)))(x, w)]:
+            np.testing.assert_allclose(np.asarray(v), np.asarray(jv), rtol=1e-5)
+            for a, b in zip(g, jg):
+                np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
+        out, pullback = fcore.vjp(lambda x: fsm(lambda a, b: (a ** 2, b), x, w)[0], x)
+        np.testing.assert_allclose(np.asarray(pullback(fnp.ones_like(out))[0]), 2 * x, rtol=1e-6)
+        print("ok")
+        """
+        )
+    )
+
+
 def test_grad_and_vmap_through_shard_map_match_jax() -> None:
     run_script(
         _JAX_MESH

@@ -118,6 +118,7 @@ from fcore.api.fwd_and_bwd import fwd_and_bwd as fwd_and_bwd
 from fcore.lax.sharding_constraint import reshard as reshard
 from fcore import custom_derivatives as custom_derivatives
 from fcore import extend as extend
+from fcore import ffi as ffi
 from fcore import flatten_util as flatten_util
 from fcore.api.custom import (
     checkpoint as checkpoint,
@@ -140,6 +141,7 @@ from fcore.api.front_end import (
     typeof as typeof,
 )
 from fcore import ref as ref
+from fcore import ad as ad
 from fcore.api.refs import (
     Ref as Ref,
     empty_ref as empty_ref,

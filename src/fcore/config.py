@@ -130,6 +130,8 @@ _checks: ContextVar[_Checks] = ContextVar("fcore_eager_checks", default=_Checks(
 #: The eager checks on here: an empty list (falsy) when none is. Read on every eager
 #: primitive application; a bare ``ContextVar.get``.
 eager_checks = _checks.get
+#: The variable itself, for jit's cached call in C (``fcore._fastjit``), which reads it directly.
+EAGER_CHECKS = _checks
 
 
 def float_checks_enabled() -> bool:
@@ -218,10 +220,16 @@ def default_matmul_precision_value() -> str | None:
     return _matmul_precision.get(_globals.matmul_precision)
 
 
-def trace_context() -> tuple[bool, str | None]:
+#: The XLA frontend attributes ``set_xla_metadata(**kw)`` puts in force (JAX's
+#: ``xla_metadata_context_manager``): ``(key, value)`` pairs sorted by key, which equations
+#: staged meanwhile carry in their source info.
+xla_metadata_context: ContextVar[tuple[tuple[str, str], ...]] = ContextVar("fcore_xla_metadata", default=())
+
+
+def trace_context() -> tuple[bool, str | None, tuple[tuple[str, str], ...]]:
     """The settings a traced program depends on (JAX's trace context): a function jitted under
     other settings is traced again."""
-    return _x64.get(_globals.x64), _matmul_precision.get(_globals.matmul_precision)
+    return _x64.get(_globals.x64), _matmul_precision.get(_globals.matmul_precision), xla_metadata_context.get()
 
 
 #: The values ``default_matmul_precision`` takes, as JAX's (its DotAlgorithmPreset names aside).

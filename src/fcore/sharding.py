@@ -11,6 +11,8 @@ behaves as ``AxisType.Auto``.
 
 from __future__ import annotations
 
+import collections
+
 import dataclasses
 import enum
 import itertools
@@ -146,11 +148,19 @@ class _Unconstrained:
 class PartitionSpec(tuple[SpecEntry, ...]):
     """Per array dimension, the mesh axis (or tuple of axes, or None) it is split over.
 
-    Trailing dimensions left out are replicated."""
+    Trailing dimensions left out are replicated. ``unreduced`` / ``reduced`` (JAX's sets of
+    mesh axes over which the value holds partial sums / is reduced) are accepted, printed and
+    compared as JAX does; fcore has no sharding-in-types, so a layout that uses them raises
+    ``NotImplementedError`` rather than computing something else."""
 
     UNCONSTRAINED = _Unconstrained()
+    unreduced: frozenset[str]
+    reduced: frozenset[str]
 
-    def __new__(cls, *partitions: SpecEntry | list[str]) -> PartitionSpec:
+    def __new__(
+        cls, *partitions: SpecEntry | list[str], unreduced: AbstractSet[str] = frozenset(),
+        reduced: AbstractSet[str] = frozenset(),
+    ) -> PartitionSpec:
         norm: list[SpecEntry] = []
         for p in partitions:
             if p is None or isinstance(p, str):
@@ -159,19 +169,144 @@ class PartitionSpec(tuple[SpecEntry, ...]):
                 norm.append(tuple(p) if len(p) != 1 else p[0])
             else:
                 raise TypeError(f"PartitionSpec entries must be None, an axis name or a tuple of names, got {p!r}")
-        return super().__new__(cls, norm)
+        u, r = _axis_set(unreduced, "unreduced"), _axis_set(reduced, "reduced")
+        _check_unreduced(tuple(norm), u, r)
+        spec = super().__new__(cls, norm)
+        spec.unreduced, spec.reduced = u, r
+        return spec
+
+    @property
+    def partitions(self) -> tuple[SpecEntry, ...]:
+        """The per-dimension entries (a plain tuple, also when ``unreduced``/``reduced`` are set)."""
+        return tuple.__getitem__(self, slice(None))
 
     def __repr__(self) -> str:
-        return f"P({', '.join(repr(p) for p in self)}{',' if len(self) == 1 else ''})"
+        pr = ", ".join(repr(p) for p in self.partitions) + ("," if len(self) == 1 else "")
+        if not self.unreduced and not self.reduced:
+            return f"P({pr})"
+        parts = [f"unreduced={set(self.unreduced)!r}"] if self.unreduced else []
+        parts += [f"reduced={set(self.reduced)!r}"] if self.reduced else []
+        pr = "" if not pr else f"{pr} " if pr.endswith(",") else f"{pr}, "
+        return f"P({pr}{', '.join(parts)})"
+
+    def _guard(self, what: str, use: str) -> None:
+        if self.unreduced or self.reduced:
+            raise ValueError(
+                f"Using {what} is dangerous when PartitionSpec has non-empty unreduced/reduced set. "
+                f"Please use {use}"
+            )
+
+    def __getitem__(self, i: Any) -> Any:
+        self._guard("pspec[...]", "spec.partitions[...]")
+        return tuple.__getitem__(self, i)
+
+    def __iter__(self) -> Iterator[SpecEntry]:
+        self._guard("*pspec", "*spec.partitions")
+        return tuple.__iter__(self)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, tuple):
+            return NotImplemented
+        mine = (self.unreduced, self.reduced)
+        theirs = (other.unreduced, other.reduced) if isinstance(other, PartitionSpec) else (frozenset(), frozenset())
+        return tuple.__eq__(self, other) is True and mine == theirs
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self) -> int:
+        if not self.unreduced and not self.reduced:
+            return tuple.__hash__(self)
+        return hash((self.partitions, self.unreduced, self.reduced))
+
+    def __add__(self, other: object) -> PartitionSpec:
+        if isinstance(other, PartitionSpec):
+            return PartitionSpec(
+                *self.partitions, *other.partitions, unreduced={*self.unreduced, *other.unreduced},
+                reduced={*self.reduced, *other.reduced},
+            )
+        if isinstance(other, tuple):
+            self._no_tuple(other, "__add__")
+            return PartitionSpec(*self.partitions, *other)
+        return NotImplemented
+
+    def __radd__(self, other: object) -> PartitionSpec:
+        if not isinstance(other, tuple):
+            return NotImplemented
+        self._no_tuple(other, "__radd__")
+        return PartitionSpec(*other, *self.partitions)
+
+    def _no_tuple(self, other: tuple[Any, ...], method: str) -> None:
+        for name, axes in (("unreduced", self.unreduced), ("reduced", self.reduced)):
+            if axes:
+                raise TypeError(
+                    f"other {other} cannot be of instance `tuple` when self {self} has {name} in `{method}` of "
+                    "PartitionSpec."
+                )
+
+    def __getnewargs_ex__(self) -> tuple[tuple[SpecEntry, ...], dict[str, frozenset[str]]]:
+        return self.partitions, {"unreduced": self.unreduced, "reduced": self.reduced}
+
+    def update(
+        self, partitions: Sequence[SpecEntry] | None = None, unreduced: AbstractSet[str] | None = None,
+        reduced: AbstractSet[str] | None = None,
+    ) -> PartitionSpec:
+        """A copy with the given parts replaced."""
+        return PartitionSpec(
+            *(self.partitions if partitions is None else partitions),
+            unreduced=self.unreduced if unreduced is None else unreduced,
+            reduced=self.reduced if reduced is None else reduced,
+        )
+
+    def to_ct_spec(self) -> PartitionSpec:
+        """The spec of a cotangent: unreduced and reduced swap (JAX's ``to_ct_spec``)."""
+        return self.update(unreduced=self.reduced, reduced=self.unreduced)
 
     def axes_of(self, dim: int) -> tuple[str, ...]:
+        if self.unreduced or self.reduced:
+            raise NotImplementedError(
+                f"fcore does not implement unreduced or reduced mesh axes in a layout ({self}): it has no "
+                "sharding-in-types (JAX's Explicit mesh axes), so it cannot keep partial sums unreduced. Reduce "
+                "them (psum) and use a PartitionSpec without unreduced/reduced."
+            )
         if dim >= len(self):
             return ()
-        p = self[dim]
+        p = tuple.__getitem__(self, dim)
         return () if p is None else (p,) if isinstance(p, str) else p
 
     def _normalized(self, ndim: int) -> tuple[tuple[str, ...], ...]:
         return tuple(self.axes_of(i) for i in range(ndim))
+
+
+def _axis_set(axes: object, name: str) -> frozenset[str]:
+    if isinstance(axes, frozenset):
+        return axes
+    if not isinstance(axes, set):
+        raise TypeError(f"{name} argument of PartitionSpec should of type `frozenset` or `set`. Got type {axes}")
+    return frozenset(axes)
+
+
+def _check_unreduced(partitions: tuple[SpecEntry, ...], unreduced: frozenset[str], reduced: frozenset[str]) -> None:
+    """JAX's checks of ``unreduced`` / ``reduced``: mesh axes, disjoint, not partitioning a dimension."""
+    if not unreduced and not reduced:
+        return
+    for name, axes in (("unreduced", unreduced), ("reduced", reduced)):
+        if None in axes:
+            raise ValueError(f"{name} cannot contain None. All elements in {name} should refer to the mesh axes.")
+    if unreduced & reduced:
+        raise ValueError(
+            "`unreduced` and `reduced` argument to PartitionSpec cannot overlap. "
+            f"Got unreduced: {unreduced} and reduced: {reduced}"
+        )
+    for entry in partitions:
+        for a in (entry,) if not isinstance(entry, tuple) else entry:
+            for name, axes in (("unreduced", unreduced), ("reduced", reduced)):
+                if a in axes:
+                    raise ValueError(
+                        f"partitions cannot overlap with {name} axes passed to PartitionSpec. Got partitions: "
+                        f"{partitions} and {name} axes: {axes}"
+                    )
 
 
 P = PartitionSpec
@@ -213,8 +348,9 @@ class Mesh(ParamStruct):
         self._hash = hash((tuple(d.id for d in flat), devs.shape, names))
 
     @property
-    def shape(self) -> dict[str, int]:
-        return dict(zip(self.axis_names, self.devices.shape))
+    def shape(self) -> collections.OrderedDict[str, int]:
+        """Axis sizes by name, in axis order (an ``OrderedDict``, as JAX's prints)."""
+        return collections.OrderedDict(zip(self.axis_names, self.devices.shape))
 
     @property
     def axis_sizes(self) -> tuple[int, ...]:
@@ -325,8 +461,9 @@ class AbstractMesh:
             self.axis_types = tuple(axis_types)
 
     @property
-    def shape(self) -> dict[str, int]:
-        return dict(zip(self.axis_names, self.axis_sizes))
+    def shape(self) -> collections.OrderedDict[str, int]:
+        """Axis sizes by name, in axis order (an ``OrderedDict``, as JAX's prints)."""
+        return collections.OrderedDict(zip(self.axis_names, self.axis_sizes))
 
     @property
     def shape_tuple(self) -> tuple[tuple[str, int], ...]:
@@ -480,6 +617,10 @@ class Sharding:
     def memory_kind(self) -> str | None:
         return None
 
+    def with_memory_kind(self, kind: str) -> Sharding:
+        """The same layout in the memory ``kind`` of its devices (``device``, ``pinned_host``, ...)."""
+        raise NotImplementedError
+
     @property
     def is_fully_addressable(self) -> bool:
         pid = runtime.process_index()
@@ -505,13 +646,38 @@ class Sharding:
         raise NotImplementedError
 
 
+def checked_memory_kind(kind: str | None, device: Device | None) -> str:
+    """``kind`` (default ``device``) if ``device`` can address memory of that kind, as JAX checks.
+
+    On CPU the kinds are ``device``, ``pinned_host`` and ``unpinned_host``, all host memory: fcore
+    keeps every array in the device's default memory and records the kind in its sharding."""
+    if kind is None:
+        return "device"
+    kinds = [m.kind for m in device.addressable_memories()] if device is not None else [kind]
+    if kind not in kinds:
+        platform = device.platform if device is not None else "unknown"
+        raise ValueError(
+            f"Could not find memory addressable by device {platform}. Device {platform} can address the following "
+            f"memory kinds: {', '.join(kinds)}. Got memory kind: {kind}"
+        )
+    return kind
+
+
 class SingleDeviceSharding(Sharding, ParamStruct):
     """The whole array on one device."""
 
-    __slots__ = ("_device",)
+    __slots__ = ("_device", "_memory_kind")
 
     def __init__(self, device: Device, *, memory_kind: str | None = None) -> None:
         self._device = device
+        self._memory_kind = checked_memory_kind(memory_kind, device)
+
+    @property
+    def memory_kind(self) -> str:
+        return self._memory_kind
+
+    def with_memory_kind(self, kind: str) -> SingleDeviceSharding:
+        return SingleDeviceSharding(self._device, memory_kind=kind)
 
     @property
     def _device_assignment(self) -> tuple[Device, ...]:
@@ -528,13 +694,16 @@ class SingleDeviceSharding(Sharding, ParamStruct):
         return tuple(global_shape)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, SingleDeviceSharding) and other._device == self._device
+        return (
+            isinstance(other, SingleDeviceSharding) and other._device == self._device
+            and other._memory_kind == self._memory_kind
+        )
 
     def __hash__(self) -> int:
-        return hash(("single", self._device.id))
+        return hash(("single", self._device.id, self._memory_kind))
 
     def __repr__(self) -> str:
-        return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"
+        return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self._memory_kind})"
 
 
 def make_single_device_sharding(device: Device, *, memory_kind: str | None = None) -> SingleDeviceSharding:
@@ -545,7 +714,7 @@ def make_single_device_sharding(device: Device, *, memory_kind: str | None = Non
 class NamedSharding(Sharding, ParamStruct):
     """Array dimension ``i`` split over the mesh axes ``spec[i]``, replicated over the rest."""
 
-    __slots__ = ("mesh", "spec", "_key", "_hash")
+    __slots__ = ("mesh", "spec", "_key", "_hash", "_memory_kind")
 
     def __init__(self, mesh: Mesh, spec: PartitionSpec | Sequence[SpecEntry] = PartitionSpec(), *,
                  memory_kind: str | None = None) -> None:
@@ -554,17 +723,35 @@ class NamedSharding(Sharding, ParamStruct):
         self.mesh = mesh
         self.spec = spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec)
         self._check_spec()
+        self._memory_kind = checked_memory_kind(memory_kind, mesh.flat_devices[0] if mesh.size else None)
         # The spec without trailing replicated dimensions: P("x") and P("x", None) are one layout.
-        key = list(self.spec._normalized(len(self.spec)))
+        entries = self.spec.partitions
+        key: list[object] = [() if e is None else (e,) if isinstance(e, str) else e for e in entries]
         while key and not key[-1]:
             key.pop()
+        if self.spec.unreduced or self.spec.reduced:
+            key.append((self.spec.unreduced, self.spec.reduced))
+        if self._memory_kind != "device":
+            key.append(self._memory_kind)
         self._key = tuple(key)
         self._hash = hash((mesh, self._key))
 
     def _check_spec(self) -> None:
         seen: set[str] = set()
-        for dim in range(len(self.spec)):
-            for a in self.spec.axes_of(dim):
+        types = dict(zip(self.mesh.axis_names, self.mesh.axis_types))
+        for name, axes in (("Unreduced", self.spec.unreduced), ("Reduced", self.spec.reduced)):
+            for u in sorted(axes):
+                if u not in types:
+                    raise ValueError(
+                        f"{name} axes {u} is not found in mesh.axis_names={self.mesh.axis_names}. Got pspec={self.spec}"
+                    )
+                if types[u] is not AxisType.Explicit:
+                    raise ValueError(
+                        f"{name} axes can only refer to mesh axes that is of type `Explicit`. Got {name.lower()} "
+                        f"axes: {axes} and mesh: {self.mesh!r}"
+                    )
+        for entry in self.spec.partitions:
+            for a in () if entry is None else (entry,) if isinstance(entry, str) else entry:
                 if a not in self.mesh.axis_names:
                     raise ValueError(
                         f"Resource axis: {a} of {self.spec} is not found in mesh: {self.mesh.axis_names}."
@@ -642,7 +829,14 @@ class NamedSharding(Sharding, ParamStruct):
         return self._hash
 
     def __repr__(self) -> str:
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind={self._memory_kind})"
+
+    @property
+    def memory_kind(self) -> str:
+        return self._memory_kind
+
+    def with_memory_kind(self, kind: str) -> NamedSharding:
+        return NamedSharding(self.mesh, self.spec, memory_kind=kind)
 
 
 def _indices_from_tiles(

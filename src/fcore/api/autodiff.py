@@ -29,6 +29,8 @@ from fcore.api._diff_args import (
 )
 from fcore.api._float0 import float0, float0_zeros, is_float0
 from fcore.api.staging import fun_name
+from fcore.api.vjp_object import VJP as VJPObject
+from fcore.api.vjp_object import make_vjp
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import EvalTrace, get_aval
 from fcore.interpreters.stack import current_trace, trace_scope
@@ -214,28 +216,35 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
 @overload
 def vjp(
     fun: Callable[..., R], *primals: Any, has_aux: Literal[False] = False, reduce_axes: Sequence[Any] = ()
-) -> tuple[R, Callable[[R], tuple[Any, ...]]]: ...
+) -> tuple[R, VJPObject]: ...
 
 
 @overload
 def vjp(
     fun: Callable[..., tuple[R, A]], *primals: Any, has_aux: Literal[True], reduce_axes: Sequence[Any] = ()
-) -> tuple[R, Callable[[R], tuple[Any, ...]], A]: ...
+) -> tuple[R, VJPObject, A]: ...
 
 
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False, reduce_axes: Sequence[Any] = ()) -> Any:
     """``(fun(*primals), f_vjp[, aux])``; ``f_vjp(ct)`` returns a tuple of cotangents.
 
-    ``f_vjp`` is a ``tree_util.Partial`` whose leaves are the residuals, as in JAX: it can be
-    passed through ``jit``, staged with ``make_jaxpr`` and mapped over with ``tree_map``."""
+    ``f_vjp`` is a ``VJP`` object whose leaves are the residuals, as in JAX: it can be passed
+    through ``jit``, staged with ``make_jaxpr`` and mapped over with ``tree_map``; its
+    ``args_res`` and ``opaque_residuals`` are the saved state (docs/vjp_objects.md)."""
     if reduce_axes:
         raise NotImplementedError("reduce_axes argument to vjp is deprecated")
     check_callable(fun)
-    return _vjp(fun, primals, has_aux)
+    out, apply, p_flat, aux_box = _vjp(fun, primals, has_aux)
+    lin = apply.pullback.linearized
+    f_vjp = make_vjp(p_flat, apply.p_tree, apply.out_tree, lin.linear, lin.residuals, apply.flat)
+    return (out, f_vjp, aux_box[0]) if has_aux else (out, f_vjp)
 
 
-def _vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool, *, transient: bool = False) -> Any:
-    """``vjp``; ``transient``: the pullback will only be applied eagerly, now (see ``linearize_flat``)."""
+def _vjp(
+    fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool, *, transient: bool = False
+) -> tuple[Any, _VjpApply, list[Any], list[Any]]:
+    """``(out, pullback, flat primals, [aux])``; ``transient``: the pullback will only be applied
+    eagerly, now (see ``linearize_flat``)."""
     p_flat, p_tree = _flatten(primals)
     in_avals = [typeof(p) for p in p_flat]
     aux_box: list[Any] = []
@@ -244,9 +253,7 @@ def _vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool, *, tr
     outs, pullback = vjp_flat(_flat_fun(main, p_tree, out_trees), p_flat, f"vjp({fun_name(fun)})", transient=transient)
     out_tree = out_trees[0]
     apply = _VjpApply(fun_name(fun), pullback, p_tree, in_avals, out_tree, [get_aval(o) for o in outs])
-    f_vjp = tree_util.Partial(apply, list(pullback.linearized.residuals))
-    out = out_tree.unflatten(outs)
-    return (out, f_vjp, aux_box[0]) if has_aux else (out, f_vjp)
+    return out_tree.unflatten(outs), apply, p_flat, aux_box
 
 
 class _VjpApply:
@@ -258,7 +265,12 @@ class _VjpApply:
         self.in_avals, self.out_tree, self.out_avals = in_avals, out_tree, out_avals
         self.__name__ = f"vjp_of_{name}"
 
-    def __call__(self, residuals: list[Any], ct: Any, *extra: Any) -> tuple[Any, ...]:
+    def __call__(self, residuals: list[Any], ct: Any) -> tuple[Any, ...]:
+        result: tuple[Any, ...] = self.p_tree.unflatten(self.flat(residuals, ct))
+        return result
+
+    def flat(self, residuals: list[Any], ct: Any, *extra: Any) -> list[Any]:
+        """The flat cotangents of the inputs."""
         if extra:
             raise TypeError(
                 f"The function returned by `fcore.vjp` applied to {self.name} was called with "
@@ -273,9 +285,7 @@ class _VjpApply:
                 f"the pytree structure of the output of {self.name}, {self.out_tree}, but got {ct_tree}."
             )
         cts_in = self.pullback([_checked_cotangent(c, a) for c, a in zip(ct_flat, self.out_avals)], residuals)
-        cts = [_output_tangent(a, c) for a, c in zip(self.in_avals, cts_in)]
-        result: tuple[Any, ...] = self.p_tree.unflatten(cts)
-        return result
+        return [_output_tangent(a, c) for a, c in zip(self.in_avals, cts_in)]
 
 
 def _checked_cotangent(ct: Any, aval: ShapedArray) -> Any:
@@ -392,16 +402,13 @@ def value_and_grad(
         leaves_checked(functools.partial(check_input_dtype_revderiv, "grad", holomorphic, allow_int), dyn_args)
         # Called eagerly, the pullback runs eagerly below and nothing else sees the linear jaxpr.
         transient = type(current_trace()) is EvalTrace
-        if has_aux:
-            out, f_vjp, aux = _vjp(f_partial, dyn_args, True, transient=transient)
-        else:
-            out, f_vjp = _vjp(f_partial, dyn_args, False, transient=transient)
+        out, f_vjp, _, aux_box = _vjp(f_partial, dyn_args, has_aux, transient=transient)
         check_scalar(out)
         check_output_dtype_revderiv("grad", holomorphic, out)
         aval = get_aval(out)
-        grads = f_vjp(ArrayImpl(np.ones((), aval.dtype), aval.weak_type))
+        grads = f_vjp(f_vjp.pullback.linearized.residuals, ArrayImpl(np.ones((), aval.dtype), aval.weak_type))
         g = grads[0] if isinstance(nums, int) else grads
-        return ((out, aux), g) if has_aux else (out, g)
+        return ((out, aux_box[0]), g) if has_aux else (out, g)
 
     return value_and_grad_f
 

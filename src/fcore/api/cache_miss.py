@@ -24,7 +24,7 @@ _logger = logging.getLogger(__name__)
 #: Call sites that already had a miss of a never seen function (JAX's re-definition hint).
 _callsites_with_miss: set[str] = set()
 #: The names of ``trace_context()``'s values, in order.
-_CONTEXT_NAMES = ("jax_enable_x64", "jax_default_matmul_precision")
+_CONTEXT_NAMES = ("jax_enable_x64", "jax_default_matmul_precision", "xla_metadata_context_manager")
 
 #: A jit cache key: (argument tree, avals, static arguments, trace context, float0 inputs).
 Key = tuple[tree_util.PyTreeDef, tuple[ShapedArray, ...], tuple[Any, ...], tuple[Any, ...], Hashable]

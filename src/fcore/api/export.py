@@ -18,13 +18,15 @@ from typing import Any
 from fcore import tree_util
 from fcore.api.jit import Jitted, jit
 from fcore.backend import runtime
-from fcore.backend.lowering import lower_jaxpr
+from fcore.api.export_shardings import ExportShardings, export_shardings
+from fcore.backend.lowering import lower_jaxpr, lower_module
 from fcore.interpreters.eval import get_aval
 from fcore.interpreters.eval_jaxpr import jaxpr_as_fun
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr
 from fcore.ir.serialize import deserialize as _deserialize_jaxpr
 from fcore.ir.serialize import serialize as _serialize_jaxpr
+from fcore.sharding import Mesh, NamedSharding, PartitionSpec
 
 __all__ = [
     "DisabledSafetyCheck",
@@ -87,12 +89,14 @@ class Exported:
         self, *, fun_name: str, in_tree: tree_util.PyTreeDef, in_avals: tuple[ShapedArray, ...],
         out_tree: tree_util.PyTreeDef, out_avals: tuple[ShapedArray, ...], platforms: tuple[str, ...],
         disabled_safety_checks: tuple[DisabledSafetyCheck, ...], jaxpr: ClosedJaxpr,
+        shardings: ExportShardings | None = None,
     ) -> None:
         self.fun_name, self.in_tree, self.in_avals = fun_name, in_tree, in_avals
         self.out_tree, self.out_avals, self.platforms = out_tree, out_avals, platforms
         self.disabled_safety_checks = disabled_safety_checks
         self.jaxpr = jaxpr
-        self.nr_devices = 1
+        self._shardings = shardings or ExportShardings(None, (None,) * len(in_avals), (None,) * len(out_avals))
+        self.nr_devices = self._shardings.nr_devices
         self.in_shardings_hlo: tuple[None, ...] = (None,) * len(in_avals)
         self.out_shardings_hlo: tuple[None, ...] = (None,) * len(out_avals)
         self.ordered_effects: tuple[Any, ...] = ()
@@ -105,9 +109,25 @@ class Exported:
 
     __repr__ = __str__
 
+    def in_shardings_jax(self, mesh: Mesh) -> tuple[NamedSharding | None, ...]:
+        """The arguments' shardings over ``mesh`` (one of the export's axis names and sizes);
+        None where the export left one unspecified."""
+        return self._shardings.over(mesh, self._shardings.in_specs)
+
+    def out_shardings_jax(self, mesh: Mesh) -> tuple[NamedSharding | None, ...]:
+        """The results' shardings over ``mesh``, as ``in_shardings_jax``."""
+        return self._shardings.over(mesh, self._shardings.out_specs)
+
     def mlir_module(self) -> str:
-        """The StableHLO module text (what fcore compiles)."""
-        return lower_jaxpr(self.jaxpr, self.fun_name)
+        """The StableHLO module text (what fcore compiles); with the arguments' and results'
+        shardings over the export's mesh when it has one."""
+        sh = self._shardings
+        if sh.mesh_shape is None:
+            return lower_jaxpr(self.jaxpr, self.fun_name)
+        mesh = "<[" + ", ".join(f'"{n}"={size}' for n, size in sh.mesh_shape) + "]>"
+        arg_attrs = [_sdy_attr(s, a) for s, a in zip(sh.in_specs, self.in_avals)]
+        res_attrs = [_sdy_attr(s, a) for s, a in zip(sh.out_specs, self.out_avals)]
+        return lower_module(self.jaxpr, self.fun_name, (), arg_attrs, res_attrs, mesh=(mesh, sh.nr_devices))[0]
 
     @property
     def mlir_module_serialized(self) -> bytes:
@@ -122,6 +142,7 @@ class Exported:
             "disabled": [str(c) for c in self.disabled_safety_checks],
             "in_tree": self.in_tree.serialize_using_proto().hex(),
             "out_tree": self.out_tree.serialize_using_proto().hex(),
+            "shardings": self._shardings.to_json(),
         }).encode()
         return bytearray(_MAGIC + struct.pack("<I", len(header)) + header + _serialize_jaxpr(self.jaxpr))
 
@@ -163,11 +184,18 @@ def export(
     def do_export(*args: Any, **kwargs: Any) -> Exported:
         traced = fun_jit.trace(*args, **kwargs)
         closed = traced.jaxpr
+        statics = set(fun_jit.static_argnums)
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in statics)
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in set(fun_jit.static_argnames)}
+        shardings = export_shardings(
+            tree_util.tree_leaves((dyn_args, dyn_kwargs)), fun_jit.in_shardings, fun_jit.out_shardings, dyn_args,
+            traced.out_tree, closed.in_avals,
+        )
         return Exported(
             fun_name=traced.fun_name, in_tree=traced.in_tree,
             in_avals=tuple(a.strip_weak_type() for a in closed.in_avals), out_tree=traced.out_tree,
             out_avals=tuple(a.strip_weak_type() for a in closed.out_avals), platforms=targets,
-            disabled_safety_checks=tuple(disabled_checks), jaxpr=closed,
+            disabled_safety_checks=tuple(disabled_checks), jaxpr=closed, shardings=shardings,
         )
 
     return do_export
@@ -191,4 +219,13 @@ def deserialize(blob: bytes | bytearray) -> Exported:
         out_avals=tuple(a.strip_weak_type() for a in closed.out_avals),
         platforms=tuple(header["platforms"]),
         disabled_safety_checks=tuple(DisabledSafetyCheck(d) for d in header["disabled"]), jaxpr=closed,
+        shardings=ExportShardings.from_json(header.get("shardings"), len(closed.in_avals), len(closed.out_avals)),
     )
+
+
+def _sdy_attr(spec: PartitionSpec | None, aval: ShapedArray) -> str:
+    """Shardy's sharding attribute of a parameter or result laid out by ``spec`` (empty: none)."""
+    if spec is None:
+        return ""
+    dims = ", ".join("{" + ", ".join(f'"{a}"' for a in spec.axes_of(d)) + "}" for d in range(aval.ndim))
+    return f"sdy.sharding = #sdy.sharding<@mesh, [{dims}]>"

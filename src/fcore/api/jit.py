@@ -30,7 +30,7 @@ from fcore.api.jit_args import ArgSpec, CallArgs, dynamic_leaf_info, resolve_arg
 from fcore.api.staging import ShapeDtypeStruct, abstractify, fun_name
 from fcore.api.stages import Lowered, Specialization, Traced
 from fcore.backend import runtime
-from fcore.config import eager_checks, jit_disabled, trace_context
+from fcore.config import EAGER_CHECKS, eager_checks, jit_disabled, trace_context
 from fcore.config_options import EXPLAIN_CACHE_MISSES, compile_log_level
 from fcore.api.transfer_guard import check_host_to_device, host_to_device_guard
 from fcore.interpreters.array import Array, ArrayImpl
@@ -47,6 +47,15 @@ from fcore.backend.sharded import ShardedBuffer
 from fcore.lax.call import Launch, bind_jit, clear_executable_cache, hoist_consts, to_device
 from fcore.api.refs import Ref, RefStaging, check_not_ref_output, check_unaliased, ref_positions
 
+try:
+    from fcore import _fastjit
+
+    #: Whether jit's cached call runs in C (``fcore._fastjit``, built at install where a C
+    #: compiler is); where not, ``Jitted._dispatch`` serves every call.
+    CACHED_CALL_IN_C = True
+except ImportError:
+    CACHED_CALL_IN_C = False
+
 #: jaxlib's C++ flattener, called directly on this hot path (no Python frame in between).
 _flatten = tree_util.default_registry.flatten
 
@@ -54,6 +63,8 @@ DeviceBuffer = runtime.DeviceBuffer
 #: ``object.__new__``, typed, looked up once (on a class each lookup makes a method object).
 _new_buffer = DeviceBuffer.__new__
 _new_array = ArrayImpl.__new__
+if CACHED_CALL_IN_C:
+    _fastjit.configure(CURRENT_TRACE, EAGER_CHECKS, ArrayImpl, DeviceBuffer)
 #: ``current_trace``, bound once: a method looked up on a ``ContextVar`` makes a method object
 #: per call.
 _trace_now = CURRENT_TRACE.get
@@ -91,10 +102,10 @@ class _TraceCache:
 #: A fast-path candidate: the flat argument avals (compared as a list, which compares
 #: element by element and identical objects without a Python call: avals are interned, so
 #: a hit costs one C loop), the state a call may take it in (``_DispatchState``), and the
-#: specialization's launch in parts (``Launch.fast_parts``).
+#: specialization's launch in parts (``Launch.fast_parts``). ``fcore._fastjit`` reads it too.
 _FastEntry = tuple[
     list[ShapedArray], "_DispatchState", runtime.LaunchFn, list[runtime.ResultHandler],
-    "tuple[runtime.OutAval, bool, ShapedArray] | None", "Callable[[list[runtime.RawArray]], object] | None",
+    tuple[tuple[runtime.OutAval, bool, ShapedArray], ...], "Callable[[list[ArrayImpl]], object] | None",
 ]
 
 
@@ -174,7 +185,19 @@ def _trace_cache(fun: Callable[..., Any], spec: ArgSpec) -> _TraceCache:
     return cache
 
 
-class Jitted(Generic[P, R]):
+class _PythonCall:
+    """``Jitted``'s base where ``fcore._fastjit`` is not built: its ``__call__`` is ``_dispatch``."""
+
+    __slots__ = ()
+
+
+if TYPE_CHECKING or not CACHED_CALL_IN_C:
+    _CallBase = _PythonCall
+else:  # the cached call in C: its ``__call__`` falls back to ``Jitted._dispatch``
+    _CallBase = _fastjit.FastCall
+
+
+class Jitted(_CallBase, Generic[P, R]):
     """A jit-compiled function (see ``fcore.jit``): called as ``fun`` is, returns what it returns."""
 
     fun: Callable[P, R]
@@ -371,38 +394,42 @@ class Jitted(Generic[P, R]):
             candidates, avals, raw = self._tree_candidates(args, kwargs)
         if candidates is not None:
             state = (_trace_now(), eager_checks().jit_key)  # a check on matches no candidate
-            for c_avals, c_state, run, handlers, single, finish in candidates:
+            for c_avals, c_state, run, handlers, wraps, unflatten in candidates:
                 if c_avals == avals and c_state == state:
                     try:
                         outs = run(raw).consume_with_handlers(handlers)
-                    except runtime.XlaRuntimeError:  # XLA checks devices before running anything
-                        if not on_other_device(_flatten((args, kwargs))[0]):
-                            raise
-                        return self._call(args, kwargs)  # arguments committed to another device:
-                        # ``_call`` turns the cached path off (XLA logs this refusal once)
-                    if single is None:
-                        assert finish is not None
-                        return finish(outs)
-                    # ``ArrayImpl(None, weak, DeviceBuffer(outs[0], rt_aval), aval)`` without
-                    # the two ``__init__`` calls (half the cost of the wrapping)
-                    rt_aval, weak, aval = single
-                    buf = _new_buffer(DeviceBuffer)
-                    buf._array = outs[0]
-                    buf._aval = rt_aval
-                    out = _new_array(ArrayImpl)
-                    out._np = None
-                    out._device = buf
-                    out._weak = weak
-                    out._aval = aval
-                    return out
+                    except Exception as e:
+                        return self._fast_path_failed(e, args, kwargs)
+                    # ``ArrayImpl(None, weak, DeviceBuffer(o, rt_aval), aval)`` for each result,
+                    # without the two ``__init__`` calls (half the cost of the wrapping)
+                    results: list[ArrayImpl] = []
+                    for o, (rt_aval, weak, aval) in zip(outs, wraps):
+                        buf = _new_buffer(DeviceBuffer)
+                        buf._array = o
+                        buf._aval = rt_aval
+                        out = _new_array(ArrayImpl)
+                        out._np = None
+                        out._device = buf
+                        out._weak = weak
+                        out._aval = aval
+                        results.append(out)
+                    return results[0] if unflatten is None else unflatten(results)
         if jit_disabled():
             return self.fun(*args, **kwargs)  # ``disable_jit``: op by op, as plain Python
         return self._call(args, kwargs)
 
-    if TYPE_CHECKING:  # called as ``fun`` is; ``_dispatch`` itself, with no extra frame, at runtime
+    if TYPE_CHECKING:  # called as ``fun`` is; at runtime ``FastCall``'s (C) or ``_dispatch`` itself
         def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
-    else:
+    elif not CACHED_CALL_IN_C:
         __call__ = _dispatch
+
+    def _fast_path_failed(self, error: Exception, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> Any:
+        """A cached launch raised ``error``: XLA refuses arguments committed to another device
+        before running anything, and ``_call`` runs those (turning the cached path off, as XLA
+        logs this refusal once); any other error is the call's."""
+        if isinstance(error, runtime.XlaRuntimeError) and on_other_device(_flatten((args, kwargs or {}))[0]):
+            return self._call(args, kwargs or {})
+        raise error
 
     def _tree_candidates(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -747,8 +774,12 @@ def _positional_tree(n: int) -> tree_util.PyTreeDef:
 
 
 def _has_sharded(flat: Sequence[Any]) -> bool:
+    """Whether an argument is laid out over a mesh: a sharded array, or (``lower``) a
+    ``ShapeDtypeStruct`` carrying a mesh sharding."""
     for x in flat:
         if type(x) is ArrayImpl and type(x._device) is ShardedBuffer:
+            return True
+        if type(x) is ShapeDtypeStruct and isinstance(x._sharding, (NamedSharding, PartitionSpec)):
             return True
     return False
 

@@ -36,7 +36,8 @@ from fcore.lax.parallel import axis_env, psum_p
 from fcore.sharding import Mesh, NamedSharding, PartitionSpec, get_mesh
 from fcore.transforms.ad_util import Tangent, UndefinedPrimal, Zero, instantiate, is_undefined
 from fcore.transforms.jvp import jvp_jaxpr, jvp_rules
-from fcore.transforms.partial_eval import partial_eval_jaxpr
+from fcore.lax.shapes import reshape
+from fcore.transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
 from fcore.transforms.transpose import transpose_jaxpr, transpose_rules
 
 __all__ = ["shard_map", "shard_map_p"]
@@ -186,6 +187,61 @@ def _shard_map_transpose(
     )
     it = iter(outs)
     return [next(it) if lin else None for lin in linear]
+
+
+@partial_eval_rules.register(shard_map_p)
+def _shard_map_partial_eval(
+    unknowns: list[bool], *, jaxpr: ClosedJaxpr, mesh: Mesh, in_specs: tuple[PartitionSpec, ...],
+    out_specs: tuple[PartitionSpec, ...],
+) -> tuple[ClosedJaxpr, ClosedJaxpr, list[bool], int]:
+    """Two ``shard_map``s, as JAX splits one: the known body now (``linearize``: the primal
+    work), the unknown one staged. A residual is each device's own block, so it leaves the known
+    body split over every mesh axis along its first dimension (a scalar one as a length-1 block)
+    and enters the unknown body the same way. (Jaxpr halves, so each body's consts are hoisted
+    into replicated operands as ``shard_map`` binds them.)"""
+    with axis_env(mesh.shape):
+        known, unknown, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns, False)
+    n_known_outs = len(known.out_avals) - num_res
+    scalar = [a.ndim == 0 for a in known.out_avals[n_known_outs:]]
+
+    def known_body(*xs: Any) -> list[Any]:
+        outs = eval_closed(known, list(xs))
+        res = [reshape(r, (1,)) if s else r for r, s in zip(outs[n_known_outs:], scalar)]
+        return [*outs[:n_known_outs], *res]
+
+    def unknown_body(*xs: Any) -> list[Any]:
+        res = [reshape(r, ()) if s else r for r, s in zip(xs[:num_res], scalar)]
+        return eval_closed(unknown, [*res, *xs[num_res:]])
+
+    res_spec = PartitionSpec(tuple(mesh.axis_names)) if mesh.axis_names else PartitionSpec()
+    known_in = [s for s, u in zip(in_specs, unknowns) if not u]
+    unknown_in = [s for s, u in zip(in_specs, unknowns) if u]
+    with axis_env(mesh.shape):
+        known_local = trace_to_jaxpr(known_body, known.in_avals, "shard_map")
+        res_blocks = known_local.out_avals[n_known_outs:]
+        unknown_local = trace_to_jaxpr(unknown_body, [*res_blocks, *unknown.in_avals[num_res:]], "shard_map")
+    known_out = (*[s for s, u in zip(out_specs, out_unknowns) if not u], *[res_spec] * num_res)
+    unknown_out = tuple(s for s, u in zip(out_specs, out_unknowns) if u)
+    return (
+        _outer(known_local, mesh, known_in, known_out),
+        _outer(unknown_local, mesh, [res_spec] * num_res + unknown_in, unknown_out),
+        out_unknowns,
+        num_res,
+    )
+
+
+def _outer(body: ClosedJaxpr, mesh: Mesh, in_specs: list[PartitionSpec], out_specs: tuple[PartitionSpec, ...]) -> ClosedJaxpr:
+    """The program of one ``shard_map`` of ``body`` (per-device avals) over whole arrays."""
+    hoisted, consts = hoist_consts(body)
+    rep = PartitionSpec()
+
+    def call(*xs: Any) -> list[Array]:
+        outs: list[Array] = shard_map_p.bind(
+            *consts, *xs, jaxpr=hoisted, mesh=mesh, in_specs=(*[rep] * len(consts), *in_specs), out_specs=out_specs
+        )
+        return outs
+
+    return trace_to_jaxpr(call, [_global_aval(mesh, s, a) for s, a in zip(in_specs, body.in_avals)], "shard_map")
 
 
 def _sdy_dims(spec: PartitionSpec, ndim: int) -> str:

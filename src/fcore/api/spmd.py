@@ -18,6 +18,7 @@ import numpy as np
 from fcore.backend import runtime
 from fcore.backend.lowering import lower_module
 from fcore.backend.sharded import ShardedBuffer, compile_spmd, put_sharded
+from fcore.api.staging import ShapeDtypeStruct
 from fcore.interpreters.array import ArrayImpl
 from fcore.interpreters.eval import to_numpy_arg
 from fcore.ir.avals import ShapedArray
@@ -189,13 +190,17 @@ def _place(x: Any, sharding: NamedSharding) -> runtime.RawArray:
 
 
 def arg_sharding(x: Any) -> NamedSharding | None:
-    """The sharding a sharded argument brings (None for host or one-device values)."""
+    """The sharding a sharded argument brings (None for host or one-device values); a
+    ``ShapeDtypeStruct``'s ``NamedSharding`` (``jit(f).lower(spec)``)."""
     if type(x) is ArrayImpl:
         buf = x._device
         if type(buf) is ShardedBuffer:
             s = buf.sharding
             assert isinstance(s, NamedSharding)
             return s
+    elif type(x) is ShapeDtypeStruct:
+        given = x.sharding
+        return given if isinstance(given, NamedSharding) else None
     return None
 
 

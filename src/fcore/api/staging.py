@@ -19,6 +19,7 @@ from fcore.interpreters.trace import Tracer
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray
 from fcore.ir.core import ClosedJaxpr
+from fcore.sharding import NamedSharding, PartitionSpec, Sharding, get_mesh
 
 P = ParamSpec("P")
 
@@ -28,17 +29,27 @@ class ShapeDtypeStruct:
     """An abstract argument (shape and dtype, no data) for tracing.
 
     As in JAX the dtype is kept as given (``int64`` stays ``int64``); tracing
-    canonicalizes it (``int32`` unless 64-bit mode is on).
+    canonicalizes it (``int32`` unless 64-bit mode is on). ``sharding`` (a ``Sharding``, or a
+    ``PartitionSpec`` over the mesh ``set_mesh`` sets) is how ``jit(f).lower`` and ``export``
+    take the argument to be laid out; it is no part of the traced type.
     """
 
     shape: tuple[int, ...]
     dtype: dtypes.DType
     weak_type: bool
+    _sharding: Sharding | PartitionSpec | None
 
-    def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False) -> None:
+    def __init__(
+        self, shape: Sequence[int], dtype: Any, weak_type: bool = False, *, sharding: Any = None
+    ) -> None:
+        if dtype is None:
+            raise ValueError("ShapeDtypeStruct: dtype must be specified.")
         # float0 (a tangent of an integer value) only describes results of jit's stages.
         dt = float0 if isinstance(dtype, np.dtype) and dtype == float0 else dtypes.to_dtype(dtype)
-        self.__attrs_init__(tuple(int(d) for d in shape), dt, bool(weak_type))
+        shape_t = tuple(int(d) for d in shape)
+        if sharding is not None:
+            _check_sharding(sharding, shape_t)
+        self.__attrs_init__(shape_t, dt, bool(weak_type), sharding)
 
     @property
     def ndim(self) -> int:
@@ -48,24 +59,76 @@ class ShapeDtypeStruct:
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
 
+    @property
+    def sharding(self) -> Sharding | None:
+        """The sharding given; a ``PartitionSpec`` as a ``NamedSharding`` over the current mesh."""
+        spec = self._sharding
+        if isinstance(spec, PartitionSpec):
+            mesh = get_mesh()
+            if mesh is None or mesh.empty:
+                raise TypeError(
+                    "When specifying PartitionSpec to `ShapeDtypeStruct`, the context mesh cannot be empty. "
+                    "Please use `jax.set_mesh` to set the mesh context."
+                )
+            return NamedSharding(mesh, spec)
+        return spec
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
     @classmethod
     def like(cls, x: object) -> ShapeDtypeStruct:
-        """The shape, dtype and weak type a traced function would see for ``x`` (``jax.ShapeDtypeStruct.like``)."""
+        """The shape, dtype and weak type a traced function would see for ``x``, and the
+        sharding of a committed array (``jax.ShapeDtypeStruct.like``)."""
         aval = abstractify(x)
-        return cls(aval.shape, aval.dtype, aval.weak_type)
+        device = x._device if isinstance(x, ArrayImpl) else None
+        placed = device is not None and device.placed
+        sharding = (x.sharding if placed else None) if isinstance(x, ArrayImpl) else getattr(x, "sharding", None)
+        return cls(aval.shape, aval.dtype, aval.weak_type, sharding=sharding if isinstance(sharding, Sharding) else None)
 
-    def update(self, shape: Sequence[int] | None = None, dtype: Any = None, weak_type: bool | None = None) -> ShapeDtypeStruct:
-        """A copy with the given fields replaced (as ``jax.ShapeDtypeStruct.update``)."""
+    def update(
+        self, shape: Sequence[int] | None = None, dtype: Any = None, weak_type: bool | None = None, **kwargs: Any
+    ) -> ShapeDtypeStruct:
+        """A copy with the given fields replaced (as ``jax.ShapeDtypeStruct.update``; ``sharding=``
+        too, ``None`` dropping it)."""
+        unknown = set(kwargs) - {"sharding"}
+        if unknown:
+            raise TypeError(f"ShapeDtypeStruct.update() got unexpected keyword arguments {sorted(unknown)}")
         return ShapeDtypeStruct(
             self.shape if shape is None else shape,
             self.dtype if dtype is None else dtype,
             self.weak_type if weak_type is None else weak_type,
+            sharding=kwargs.get("sharding", self._sharding),
         )
 
     def __repr__(self) -> str:
+        sharding = self.sharding
+        sh = f", sharding={sharding}" if sharding is not None else ""
         weak = ", weak_type=True" if self.weak_type else ""
         name = "float0" if self.dtype == float0 else self.dtype.name
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={name}{weak})"
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={name}{sh}{weak})"
+
+    __str__ = __repr__
+
+
+def _check_sharding(sharding: object, shape: tuple[int, ...]) -> None:
+    """JAX's checks of a ``ShapeDtypeStruct``'s sharding: its kind, and a rank the spec fits."""
+    if isinstance(sharding, PartitionSpec):
+        what, spec = f"PartitionSpec {sharding}", sharding
+    elif isinstance(sharding, Sharding):
+        what, spec = f"Sharding {sharding}", getattr(sharding, "spec", PartitionSpec())
+    else:
+        raise ValueError(
+            "sharding should be an instance of `jax.sharding.Sharding`, `jax.sharding.PartitionSpec` or "
+            f"`jax.experimental.layout.Format`. Got {sharding} of type {type(sharding)}."
+        )
+    if len(spec) > len(shape):
+        raise ValueError(
+            f"{what} is only valid for values of rank at least {len(spec)}, but was applied to a value of rank "
+            f"{len(shape)}."
+        )
 
 
 def abstractify(x: object) -> ShapedArray:

@@ -12,13 +12,14 @@ value names (``%3``), the result is the SSA name(s) of the outputs.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from typing_extensions import TypeAlias
 
 import numpy as np
 
+from fcore.backend.frontend_attributes import tag_outputs
 from fcore.errors import FcoreError
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray
@@ -121,7 +122,7 @@ class ModuleBuilder:
     device mesh its sharding annotations refer to (``@mesh``; at most one per program)."""
 
     __slots__ = ("functions", "_by_jaxpr", "_names", "mesh", "mesh_size", "axis_env", "_channels", "maximal",
-                 "_locations")
+                 "_locations", "rule_functions")
 
     def __init__(self) -> None:
         self.functions: list[str] = []
@@ -136,6 +137,9 @@ class ModuleBuilder:
         #: Whether an op is pinned to the mesh's first device (``@maximal_mesh_0``).
         self.maximal = False
         self._locations: dict[tuple[int, str], str] = {}
+        #: Private functions that rules built once per module, by the rule's own key (a lowering
+        #: rule written with jaxlib's bindings: ``fcore.backend.binding_lowering``).
+        self.rule_functions: dict[Hashable, str] = {}
 
     def location(self, info: SourceInfo, primitive: str) -> str:
         """`` loc("outer/inner/prim"("file":line:col))``, as JAX names an op: its name stack and
@@ -320,6 +324,8 @@ def lower_function(
                 f"lowering rule of '{prim.name}' failed on equation {i} of {name} ({pp_eqn_in(jaxpr, i)}): {e}"
             ) from e
         outs = out if isinstance(out, list) else [out]
+        if info is not None and info.xla_metadata:
+            tag_outputs(fn, outs, info.xla_metadata)
         for v, o in zip(eqn.outvars, outs):
             env[id(v)] = o
     fn.location = ""
@@ -402,7 +408,7 @@ def parse_module(text: str) -> MlirModule:
     context with the StableHLO dialects registered. Imported lazily: only this needs MLIR."""
     from jaxlib.mlir import ir as mlir_ir
     from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-    from jaxlib.mlir.dialects import sdy, stablehlo
+    from jaxlib.mlir.dialects import chlo, sdy, stablehlo
 
     ctx = mlir_ir.Context()
     registry = mlir_ir.DialectRegistry()
@@ -411,4 +417,5 @@ def parse_module(text: str) -> MlirModule:
     ctx.load_all_available_dialects()
     stablehlo.register_dialect(ctx)
     sdy.register_dialect(ctx)  # sharded programs name their mesh and shardings
+    chlo.register_dialect(ctx)  # rules written with jaxlib's bindings may emit CHLO (binding_lowering)
     return mlir_ir.Module.parse(text, ctx)

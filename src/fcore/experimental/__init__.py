@@ -10,7 +10,7 @@ from fcore.lax.callbacks import io_callback as io_callback
 
 __all__ = ["io_callback"]
 
-_SUBMODULES = frozenset({"checkify", "mesh_utils", "multihost_utils", "ode", "pjit", "shard_map", "compilation_cache"})
+_SUBMODULES = frozenset({"checkify", "mesh_utils", "multihost_utils", "ode", "pjit", "shard_map", "compilation_cache", "xla_metadata"})
 
 
 def __getattr__(name: str) -> ModuleType:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
+from fcore.config import xla_metadata_context
 from fcore.errors import (
     ConcretizationError,
     TracerArrayConversionError,
@@ -148,9 +149,11 @@ def current_source_info() -> SourceInfo | None:
         info = entry[1].get(key)
         if info is None:
             info = entry[1][key] = SourceInfo((code, frame.f_lasti), names)
-        return info
+        metadata = xla_metadata_context.get()
+        return info.with_xla_metadata(metadata) if metadata else info
     names = name_stack.get()
-    return SourceInfo(None, names) if names else None
+    metadata = xla_metadata_context.get()
+    return SourceInfo(None, names, metadata) if names or metadata else None
 
 
 class transform_name_stack:  # noqa: N801 - used like a function: ``with transform_name_stack("jvp"):``

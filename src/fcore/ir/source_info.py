@@ -16,6 +16,10 @@ from typing import NamedTuple
 from typing_extensions import TypeAlias
 
 
+#: XLA frontend attributes: ``(key, value)`` pairs sorted by key, values as XLA reads them.
+XlaMetadata: TypeAlias = tuple[tuple[str, str], ...]
+
+
 class Frame(NamedTuple):
     """A resolved source position (JAX's ``source_info_util.Frame``); columns count from 0."""
 
@@ -82,11 +86,16 @@ class SourceInfo:
     name stack (``named_scope`` names, outermost first). Tracing passes a ``RawPosition``
     for ``frame``, resolved when first read."""
 
-    __slots__ = ("_frame", "name_stack")
+    __slots__ = ("_frame", "name_stack", "xla_metadata")
 
-    def __init__(self, frame: Frame | RawPosition | None, name_stack: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, frame: Frame | RawPosition | None, name_stack: tuple[str, ...] = (), xla_metadata: XlaMetadata = ()
+    ) -> None:
         self._frame = frame
         self.name_stack = name_stack
+        #: ``set_xla_metadata``'s attributes in force when the equation was staged (sorted by
+        #: key): its lowered ops carry them as ``mhlo.frontend_attributes``.
+        self.xla_metadata = xla_metadata
 
     @property
     def frame(self) -> Frame | None:
@@ -97,7 +106,10 @@ class SourceInfo:
         return frame
 
     def replace(self, *, name_stack: tuple[str, ...]) -> SourceInfo:
-        return SourceInfo(self._frame, name_stack)
+        return SourceInfo(self._frame, name_stack, self.xla_metadata)
+
+    def with_xla_metadata(self, xla_metadata: XlaMetadata) -> SourceInfo:
+        return SourceInfo(self._frame, self.name_stack, xla_metadata)
 
     @property
     def name(self) -> str:
@@ -115,7 +127,7 @@ class SourceInfo:
         return f"{frame.file_name}:{frame.start_line} ({frame.function_name})"
 
     def _key(self) -> tuple[object, ...]:
-        return (self.frame, self.name_stack)
+        return (self.frame, self.name_stack, self.xla_metadata)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SourceInfo):
@@ -125,8 +137,8 @@ class SourceInfo:
     def __hash__(self) -> int:
         return hash(self._key())
 
-    def __reduce__(self) -> tuple[type[SourceInfo], tuple[Frame | None, tuple[str, ...]]]:
-        return (SourceInfo, (self.frame, self.name_stack))  # code objects do not pickle
+    def __reduce__(self) -> tuple[type[SourceInfo], tuple[Frame | None, tuple[str, ...], XlaMetadata]]:
+        return (SourceInfo, (self.frame, self.name_stack, self.xla_metadata))  # code objects do not pickle
 
     def __repr__(self) -> str:
         stack = f", name_stack={self.name!r}" if self.name_stack else ""

@@ -137,6 +137,7 @@ from fcore.lax.parallel import (
     pmean as pmean, pmin as pmin, pmin_p as pmin_p, ppermute as ppermute, ppermute_p as ppermute_p, psum as psum,
     psum_p as psum_p, psum_scatter as psum_scatter, psum_scatter_p as psum_scatter_p,
 )
+from fcore.lax.pcast import pcast as pcast
 from fcore.lax.convolution import (
     ConvDimensionNumbers as ConvDimensionNumbers,
     ConvGeneralDilatedDimensionNumbers as ConvGeneralDilatedDimensionNumbers, conv as conv, conv_dimension_numbers as conv_dimension_numbers,

@@ -253,7 +253,6 @@ class Launch:
         self.outs: tuple[tuple[bool, runtime.OutAval, ShapedArray], ...] = tuple(
             (a.weak_type, r, a) for a, r in zip(out_avals, rt_avals, strict=True)
         )
-        self.single: tuple[bool, runtime.OutAval, ShapedArray] | None = self.outs[0] if len(self.outs) == 1 else None
         #: Positions (after the consts) of the arguments whose buffers the results reuse.
         self.donated = donated
         #: Positions (after the consts) of the arguments the program takes; None: all of them.
@@ -299,12 +298,12 @@ class Launch:
         """What jit's cached path needs to run this launch on its arguments' jaxlib arrays
         (``DeviceBuffer.raw_array()``, every argument in order), looked up once: the launch
         function (which drops the unused arguments and puts the consts first, where there are
-        any), the result handlers, and either the one result's (runtime aval, weak type, aval)
-        for the caller to wrap itself, or (``unflatten`` given, or several results) a function
-        from the handled results to the call's result. Donating launches have their own path
-        (``__call__``)."""
+        any), the result handlers, each result's (runtime aval, weak type, aval) for the caller
+        to wrap, and ``unflatten`` from the wrapped results to the call's result (None: the one
+        result is the call's). Donating launches have their own path (``__call__``)."""
         assert not self.donated
-        launch, consts, kept, outs = self.run, self.consts, self.kept, self.outs
+        assert unflatten is not None or len(self.outs) == 1
+        launch, consts, kept = self.run, self.consts, self.kept
         run = launch
         if kept is not None or consts:
             def run_with_consts(raw: Sequence[runtime.RawArray]) -> runtime.ExecuteResults:
@@ -313,37 +312,18 @@ class Launch:
                 return launch([*consts, *raw])
 
             run = run_with_consts
-        if unflatten is None and self.single is not None:
-            weak, rt_aval, aval = self.single
-            return run, self.handlers, (rt_aval, weak, aval), None
-        new_buffer, new_array, buffer_type = runtime.DeviceBuffer.__new__, ArrayImpl.__new__, runtime.DeviceBuffer
-
-        def finish(handled: list[runtime.RawArray]) -> object:
-            # ``device_array(wrap_array(o, r), w, av)`` for each result, inline: a loop, not a
-            # comprehension (a function object per call), and no two calls per result
-            results: list[ArrayImpl] = []
-            for o, (w, r, av) in zip(handled, outs):
-                buf = new_buffer(buffer_type)
-                buf._array = o
-                buf._aval = r
-                out = new_array(ArrayImpl)
-                out._np = None
-                out._device = buf
-                out._weak = w
-                out._aval = av
-                results.append(out)
-            return results[0] if unflatten is None else unflatten(results)
-
-        return run, self.handlers, None, finish
+        wraps = tuple((rt_aval, weak, aval) for weak, rt_aval, aval in self.outs)
+        return run, self.handlers, wraps, unflatten
 
 
-#: ``Launch.fast_parts``: launch function, result handlers, the single result's (runtime
-#: aval, weak type, aval) or None, and otherwise the function that builds the results.
+#: ``Launch.fast_parts``: launch function, result handlers, each result's (runtime aval, weak
+#: type, aval), and the function from the wrapped results to the call's result (None: the one
+#: result is the call's).
 FastParts = tuple[
     runtime.LaunchFn,
     list[runtime.ResultHandler],
-    "tuple[runtime.OutAval, bool, ShapedArray] | None",
-    "Callable[[list[runtime.RawArray]], object] | None",
+    tuple[tuple[runtime.OutAval, bool, ShapedArray], ...],
+    "Callable[[list[ArrayImpl]], object] | None",
 ]
 
 

@@ -92,6 +92,13 @@ def _vmap_trace(name: str) -> BatchTrace | None:
     return traces[-1] if traces else None
 
 
+def manual_axes(axes: tuple[str, ...]) -> bool:
+    """Whether every name in ``axes`` is bound by an enclosing ``shard_map`` or ``pmap`` (not by
+    a ``vmap``): JAX's manual axes of the current mesh."""
+    bound = {a for frame in _bound.env for a in frame}
+    return all(a in bound and _vmap_trace(a) is None for a in axes)
+
+
 def _processing(name: str) -> bool:
     """Whether a batching rule now runs for the vmap that binds ``name`` (rules run with the
     trace's parent current)."""

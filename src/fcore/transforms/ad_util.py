@@ -15,18 +15,28 @@ from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray
 
 
-@attrs.frozen(slots=True)
+@attrs.frozen(slots=True, repr=False)
 class Zero:
     """A symbolic zero tangent/cotangent: no equations are emitted for it."""
 
     aval: ShapedArray
 
+    def __repr__(self) -> str:
+        return f"Zero({self.aval})"  # as JAX prints it: ``Zero(~float32[])``
 
-@attrs.frozen(slots=True)
+    def instantiate(self) -> Any:
+        """An array of zeros of this aval (JAX's ``Zero.instantiate``)."""
+        return vspace().zeros_like_aval(self.aval)
+
+
+@attrs.frozen(slots=True, repr=False)
 class UndefinedPrimal:
     """Marks a linear input of an equation being transposed."""
 
     aval: ShapedArray
+
+    def __repr__(self) -> str:
+        return f"UndefinedPrimal({self.aval})"  # as JAX prints it
 
 
 #: A tangent or cotangent: a value, or a symbolic zero.
