@@ -269,7 +269,7 @@ def _takes_array_out() -> bool:
     even for 0-d operands, where they would return a NumPy scalar."""
     try:
         return type(np.negative(np.zeros((), np.float32), out=...)) is np.ndarray
-    except TypeError:
+    except (TypeError, ValueError):  # an older NumPy: "return arrays must be of ArrayType"
         return False
 
 

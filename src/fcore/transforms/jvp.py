@@ -41,6 +41,7 @@ _set_trace, _reset_trace = CURRENT_TRACE.set, CURRENT_TRACE.reset
 #: ``object.__new__``, looked up once: ``JVPTrace`` fills a result tracer's slots itself (an
 #: ``__init__`` frame costs more than the four stores).
 _new_tracer = object.__new__
+#: The dtypes with a tangent space (``has_tangent``'s test, as one set lookup inline).
 _INEXACT = frozenset(d for d in SUPPORTED_DTYPES if is_inexact(d))
 
 #: A jvp rule: ``(primals, tangents, **params) -> (primals_out, tangents_out)`` (lists where the
