@@ -9,8 +9,9 @@ Timings on a shared machine are too noisy for changes of a few percent; instruct
 are not. Each side runs in its own process under ``valgrind --tool=callgrind
 --instr-atstart=no``; instrumentation is switched on only around two loops of 100 and 500
 calls, 2 and 12 for ``grad`` (callgrind's client requests, from a small C helper compiled on
-the fly), and a call costs the difference / 400 (/ 10). glibc's heap layout still moves a figure by up to ±1k between
-processes, so each case runs once per ``PYTHONHASHSEED`` and the mean is printed. Needs
+the fly), and a call costs the difference / 400 (/ 10). glibc's heap layout still moves a
+figure by up to ±1k between processes, so each case runs once per ``PYTHONHASHSEED`` and the
+mean is printed. Needs
 valgrind, its headers (``valgrind/callgrind.h``) and a C compiler. docs/design.md ("jit's
 cached call", "Eager `grad` and eager op, third round") quotes its figures.
 """
