@@ -1,20 +1,25 @@
-"""Machine instructions per cached jit call, fcore vs jax, under callgrind.
+"""Machine instructions per cached jit call and per eager operation, fcore vs jax, under callgrind.
 
-``python -m benchmarks.dispatch_instructions [plain|results|tuple|dict|numpy ...] [--seeds 1 2 3]``
+``python -m benchmarks.dispatch_instructions [plain|results|tuple|dict|numpy|sin|grad ...] [--seeds 1 2 3]``
+
+``sin`` is one eager ``jnp.sin`` of an f32[8] array, ``grad`` one eager ``grad`` of the
+100-op chain (``benchmarks.workloads.chain``): issue 21's eager rows.
 
 Timings on a shared machine are too noisy for changes of a few percent; instruction counts
 are not. Each side runs in its own process under ``valgrind --tool=callgrind
 --instr-atstart=no``; instrumentation is switched on only around two loops of 100 and 500
-calls (callgrind's client requests, from a small C helper compiled on the fly), and a call
-costs the difference / 400. glibc's heap layout still moves a figure by up to ±1k between
-processes, so each case runs once per ``PYTHONHASHSEED`` and the mean is printed. Needs
+calls, 2 and 12 for ``grad`` (callgrind's client requests, from a small C helper compiled on
+the fly), and a call costs the difference / 400 (/ 10). glibc's heap layout still moves a
+figure by up to ±1k between processes, so each case runs once per ``PYTHONHASHSEED`` and the
+mean is printed. Needs
 valgrind, its headers (``valgrind/callgrind.h``) and a C compiler. docs/design.md ("jit's
-cached call") quotes its figures.
+cached call", "Eager `grad` and eager op, third round") quotes its figures.
 """
 
 from __future__ import annotations
 
 import ctypes
+import importlib
 import os
 import re
 import shutil
@@ -28,12 +33,20 @@ from typing import Any
 
 import numpy as np
 
-CASES = ("plain", "results", "tuple", "dict", "numpy")
+from benchmarks.workloads import chain
+
+CASES = ("plain", "results", "tuple", "dict", "numpy", "sin", "grad")
 _HELPER = """#include <valgrind/callgrind.h>
 void cg_start(void) { CALLGRIND_ZERO_STATS; CALLGRIND_START_INSTRUMENTATION; }
 void cg_stop(void) { CALLGRIND_STOP_INSTRUMENTATION; CALLGRIND_DUMP_STATS; }
 """
 _REGIONS = (100, 500)
+#: The eager grad of the chain is ~10^4 times a jit call: fewer calls per region.
+_GRAD_REGIONS = (2, 12)
+
+
+def _regions(case: str) -> tuple[int, int]:
+    return _GRAD_REGIONS if case == "grad" else _REGIONS
 
 
 def _workload(side: str, case: str) -> Callable[[], object]:
@@ -44,6 +57,15 @@ def _workload(side: str, case: str) -> Callable[[], object]:
         import fcore as lib
     else:
         import jax as lib
+    np_mod = importlib.import_module(f"{lib.__name__}.numpy")
+    if case == "sin":
+        s = np_mod.asarray(a)
+        sin = np_mod.sin
+        return lambda: sin(s)
+    if case == "grad":
+        g = lib.grad(chain(np_mod, 100))
+        x0 = np.float32(0.5)
+        return lambda: g(x0)
     x, y = lib.device_put(a), lib.device_put(a * 2)
     f = lib.jit(lambda x, y: x * y + 1)
     if case == "numpy":  # host arguments, copied to the device by each call
@@ -65,9 +87,9 @@ def _child(side: str, case: str, helper: str) -> None:
     """Runs under callgrind: warm up, then the two instrumented regions."""
     cg = ctypes.CDLL(helper)
     call = _workload(side, case)
-    for _ in range(50):
+    for _ in range(5 if case == "grad" else 50):
         call()
-    for n in _REGIONS:
+    for n in _regions(case):
         cg.cg_start()
         for _ in range(n):
             call()
@@ -88,7 +110,8 @@ def _per_call(side: str, case: str, seed: int, helper: str, out_dir: str) -> int
         match = re.search(r"^totals: (\d+)", dump.read_text(), re.MULTILINE)
         assert match is not None, dump
         totals.append(int(match.group(1)))
-    return (totals[1] - totals[0]) // (_REGIONS[1] - _REGIONS[0])
+    small, large = _regions(case)
+    return (totals[1] - totals[0]) // (large - small)
 
 
 def main(argv: list[str]) -> None:

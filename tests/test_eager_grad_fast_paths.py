@@ -101,3 +101,64 @@ def test_a_rule_registered_over_a_def_rule_is_the_one_applied() -> None:
         _self_contained.add(sin_p)
         _tangent_halves[sin_p] = half
     np.testing.assert_allclose(np.asarray(fcore.grad(fnp.sin)(x)), np.cos(x), rtol=1e-6)
+
+
+def _fan_out(np_mod: Any, x: Any) -> Any:
+    return np_mod.sin(x) * x + x  # x feeds three equations: cotangents accumulate
+
+
+def _with_a_reduction(np_mod: Any, x: Any) -> Any:
+    y = np_mod.cos(x) * 2.0  # on the tape, then ``sum`` (a parameter) writes it out as equations
+    return (y * np_mod.sin(y)).sum() * 0.5
+
+
+TAPE_PROGRAMS = {
+    "chain": lambda m, x: -m.cos(m.sin(x) * 0.9 + 0.1),
+    "fan_out": _fan_out,
+    "identity": lambda m, x: x,
+    "constant": lambda m, x: m.float32(3.0),
+    "reduction": _with_a_reduction,
+}
+
+
+def test_eager_grad_on_the_tape_and_written_out_matches_jax() -> None:
+    """Eager ``grad`` records its linear map on a tape while it has only parameterless
+    operations, and writes the tape out as equations at the first other one: both agree with
+    jax (values, dtypes, weak types), for strong and weak (Python) inputs."""
+    for name, prog in TAPE_PROGRAMS.items():
+        for x in (np.float32(0.3), 0.3, np.linspace(0, 1, 3, dtype=np.float32)):
+            if name != "reduction" and np.ndim(x):
+                continue
+            ours = fcore.grad(lambda a: prog(fnp, a))(x)
+            theirs = jax.grad(lambda a: prog(jnp, a))(x)
+            np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6, err_msg=name)
+            assert ours.dtype == theirs.dtype, name
+            assert ours.aval.weak_type == theirs.aval.weak_type, name
+
+
+def test_two_inputs_one_unused_get_their_cotangents() -> None:
+    f = lambda a, b, c: fnp.sin(a) * b  # noqa: E731 - c never used: a zero cotangent
+    g = lambda a, b, c: jnp.sin(a) * b  # noqa: E731
+    args = (np.float32(0.3), np.float32(2.0), np.float32(5.0))
+    ours = fcore.grad(f, argnums=(0, 1, 2))(*args)
+    theirs = jax.grad(g, argnums=(0, 1, 2))(*args)
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(np.asarray(o), np.asarray(t), rtol=1e-6)
+        assert o.dtype == t.dtype
+
+
+def test_the_transient_map_is_a_tape_until_something_else_is_staged() -> None:
+    from fcore.ir.core import ClosedJaxpr, Jaxpr
+    from fcore.ir.typecheck import typecheck
+    from fcore.transforms.autodiff import Tape, linearize_flat
+
+    x = np.float32(0.3)
+    lin = linearize_flat(lambda a: [TAPE_PROGRAMS["chain"](fnp, a)], [x], "t", transient=True)
+    assert type(lin.linear) is Tape and len(lin.linear.entries) >= 3 and lin.residuals == []
+    lin = linearize_flat(lambda a: [_with_a_reduction(fnp, a)], [x], "t", transient=True)
+    assert type(lin.linear) is Jaxpr  # written out: the tape's equations, then the rest
+    typecheck(ClosedJaxpr(lin.linear, tuple(lin.residuals)))
+    names = [e.primitive.name for e in lin.linear.eqns]
+    assert names[0] == "mul" and "reduce_sum" in names  # ``cos(x) * 2.0``'s tangent first
+    kept = linearize_flat(lambda a: [TAPE_PROGRAMS["chain"](fnp, a)], [x], "t")  # not transient
+    assert type(kept.linear) is Jaxpr

@@ -58,3 +58,29 @@ def test_the_inline_path_steps_aside_for_debug_nans_and_integers() -> None:
         fnp.sin(x)
     i = fnp.sin(fnp.asarray(np.array([1, 2], np.int32)))
     assert i.dtype == np.float32 and not i.weak_type
+
+
+def test_the_eager_rules_give_arrays_of_their_operands_type() -> None:
+    """The eager rules ask NumPy for array results where its loop keeps the dtype (a 0-d result
+    would be a NumPy scalar), and a binary operation on two operands of one known type skips
+    the dtype and shape comparisons: every result is an array of the operands' type, equal to
+    the checked impl's, 0-d and weakly typed ones included."""
+    from fcore.lax.elementwise import add_p, mul_p, neg_p, sin_p
+
+    for dt in (*_DTYPES, np.int8, np.int32, np.uint16):
+        for host in (np.asarray(3, dt), np.arange(1, 4).astype(dt)):
+            for weak in (False, True):
+                x = ArrayImpl(host, weak)
+                assert x.aval.weak_type == weak  # (its type known: the binary rules' identity test)
+                for p, args in ((neg_p, (x,)), (sin_p, (x,)), (add_p, (x, x)), (mul_p, (x, x))):
+                    rule, impl = p.eager_rule, p.impl_rule
+                    assert rule is not None and impl is not None
+                    r = rule(*args)
+                    if r is None:  # (sin of an integer: promoted by the general path)
+                        assert p is sin_p and not np.issubdtype(dt, np.inexact)
+                        continue
+                    assert type(r) is ArrayImpl and type(r.host()) is np.ndarray, (p, dt)
+                    assert r.aval == x.aval and r.host().shape == host.shape, (p, dt, weak)
+                    want = impl(*[host] * len(args))
+                    assert r.host().dtype == want.dtype
+                    np.testing.assert_array_equal(r.host(), want)

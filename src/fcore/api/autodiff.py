@@ -36,6 +36,7 @@ from fcore.interpreters.eval import EvalTrace, get_aval
 from fcore.interpreters.stack import current_trace, trace_scope
 from fcore.interpreters.trace import Trace, transform_name_stack
 from fcore.ir.avals import ShapedArray
+from fcore.ir.core import Jaxpr
 from fcore.transforms import ad_util
 from fcore.transforms.ad_util import Zero, has_tangent
 from fcore.transforms.autodiff import VJP, linearize_flat, vjp_flat
@@ -236,6 +237,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False, reduce_ax
     check_callable(fun)
     out, apply, p_flat, aux_box = _vjp(fun, primals, has_aux)
     lin = apply.pullback.linearized
+    assert isinstance(lin.linear, Jaxpr)  # (only eager ``grad``'s transient map is a ``Tape``)
     f_vjp = make_vjp(p_flat, apply.p_tree, apply.out_tree, lin.linear, lin.residuals, apply.flat)
     return (out, f_vjp, aux_box[0]) if has_aux else (out, f_vjp)
 

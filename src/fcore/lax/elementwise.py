@@ -24,7 +24,7 @@ from typing_extensions import TypeAlias
 from fcore.backend.lowering import LoweringRuleContext, lowering_rules, tensor_type
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import get_aval
-from fcore.interpreters.stack import CURRENT_TRACE
+from fcore.interpreters.stack import trace_now
 from fcore.ir import dtypes
 from fcore.ir.avals import ShapedArray, shaped_array
 from fcore.ir.dtypes import DType, DTypeLike
@@ -99,6 +99,8 @@ def _nary_abstract_eval(name: str, arity: int, kinds: str, out_dtype: DType | No
             raise TypeError(f"{name} takes {arity} operand(s), got {len(avals)}")
         first = avals[0]
         dt = first.dtype
+        if arity == 2 and avals[1] is first and out_dtype is None and dt in accepted:
+            return first  # fast path: two operands of one type (avals are interned)
         if arity == 1 and out_dtype is None and dt in accepted:
             return first  # fast path: unary, same type out
         if arity == 2 and avals[1].dtype == dt and dt in accepted:  # fast path: valid binary
@@ -160,6 +162,12 @@ def _elementwise(
         dt = first.dtype if fixed_dtype is None else fixed_dtype
         return out if type(out) is np.ndarray and out.dtype == dt else np.asarray(out, dt)
 
+    # The accepted dtypes whose results need no dtype check: NumPy's ufunc ``fn`` computes them in
+    # their own dtype (its loop resolution, asked once) and returns an array even for 0-d operands
+    # (``out=...``; a NumPy scalar made into an array costs ~1.5k instructions, a fifth of the op).
+    preserved = _dtype_preserving(fn, accepted, arity) if fixed_dtype is None else frozenset()
+    same = preserved if ARRAY_OUT else frozenset()
+
     def eager_unary(x: object = None, *rest: object) -> ArrayImpl | None:
         if rest or type(x) is not ArrayImpl:
             return None
@@ -169,13 +177,16 @@ def _elementwise(
                 return None  # (``EvalTrace`` runs it there)
             h = x.host()
         dt = h.dtype
-        if dt not in accepted:
-            return None
-        out = fn(h)
-        if fixed_dtype is not None:
-            return ArrayImpl(out if type(out) is np.ndarray else np.asarray(out), x._weak)
-        if type(out) is not _ndarray or out.dtype != dt:
-            out = np.asarray(out, dt)
+        if dt in same:
+            out = fn(h, out=...)
+        else:
+            if dt not in accepted:
+                return None
+            out = fn(h)
+            if fixed_dtype is not None:
+                return ArrayImpl(out if type(out) is np.ndarray else np.asarray(out), x._weak)
+            if type(out) is not _ndarray or out.dtype != dt:
+                out = np.asarray(out, dt)
         # ArrayImpl(out, x._weak, None, x._aval) without the ``__init__`` frame: the result has
         # the operand's type, known or not.
         r = _new_array(ArrayImpl)
@@ -189,6 +200,16 @@ def _elementwise(
         if rest or type(x) is not ArrayImpl or type(y) is not ArrayImpl:
             return None
         hx, hy = x._np, y._np
+        aval = x._aval
+        if aval is not None and aval is y._aval and hx is not None and hy is not None and aval.dtype in same:
+            # Operands of one known type (avals are interned): no dtype or shape to compare, and
+            # the result has that type.
+            r = _new_array(ArrayImpl)
+            r._np = fn(hx, hy, out=...)
+            r._device = None
+            r._weak = x._weak
+            r._aval = aval
+            return r
         if hx is None:
             if x.runs_on_device():
                 return None
@@ -200,11 +221,14 @@ def _elementwise(
         dt = hx.dtype
         if dt not in accepted or hy.dtype != dt or (hx.shape != hy.shape and hx.ndim and hy.ndim):
             return None
-        out = fn(hx, hy)
-        if fixed_dtype is not None:
-            return ArrayImpl(out if type(out) is np.ndarray else np.asarray(out), x._weak and y._weak)
-        if type(out) is not _ndarray or out.dtype != dt:
-            out = np.asarray(out, dt)
+        if dt in same:
+            out = fn(hx, hy, out=...)
+        else:
+            out = fn(hx, hy)
+            if fixed_dtype is not None:
+                return ArrayImpl(out if type(out) is np.ndarray else np.asarray(out), x._weak and y._weak)
+            if type(out) is not _ndarray or out.dtype != dt:
+                out = np.asarray(out, dt)
         weak = x._weak and y._weak
         # The result has the type of an operand of its shape and weak type, if it knows it.
         r = _new_array(ArrayImpl)  # ArrayImpl(out, weak, None, aval) without the ``__init__`` frame
@@ -223,14 +247,14 @@ def _elementwise(
     p.eager_rule = eager_unary if arity == 1 else eager_binary
     p.weak_type_rule = _all_weak
     if arity == 1 and fixed_dtype is None:
-        _EAGER_PATHS[p] = UnaryEagerPath(p, eager_unary, accepted, fn, _dtype_preserving(fn, accepted))
+        _EAGER_PATHS[p] = UnaryEagerPath(p, eager_unary, accepted, fn, preserved)
 
 
 class UnaryEagerPath(NamedTuple):
     """What a caller needs to run a unary primitive's eager fast path inline (``fcore.numpy``'s
     wrappers do, under eager evaluation): the same computation as ``rule``, for operands whose
-    dtype is in ``preserved`` (the accepted dtypes NumPy's ``compute`` maps to themselves, so
-    its result needs no dtype check); ``rule`` itself for the other ``accepted`` ones. Valid
+    dtype is in ``preserved`` (the accepted dtypes NumPy's ufunc ``compute`` maps to themselves,
+    so its result needs no dtype check); ``rule`` itself for the other ``accepted`` ones. Valid
     while ``primitive.eager_rule is rule``."""
 
     primitive: Primitive
@@ -240,15 +264,29 @@ class UnaryEagerPath(NamedTuple):
     preserved: frozenset[DType]
 
 
-def _dtype_preserving(fn: Callable[..., NpArray], accepted: frozenset[DType]) -> frozenset[DType]:
-    """The dtypes of ``accepted`` that NumPy's unary ufunc ``fn`` computes in and returns as
-    themselves (its loop resolution, asked once); none where ``fn`` is not a ufunc."""
-    if not isinstance(fn, np.ufunc) or fn.nin != 1 or fn.nout != 1:
+def _takes_array_out() -> bool:
+    """Whether NumPy's ufuncs take ``out=...`` (NumPy 2.3+): their result is then an array
+    even for 0-d operands, where they would return a NumPy scalar."""
+    try:
+        return type(np.negative(np.zeros((), np.float32), out=...)) is np.ndarray
+    except (TypeError, ValueError):  # an older NumPy: "return arrays must be of ArrayType"
+        return False
+
+
+#: Whether the eager fast paths can ask NumPy for array results (``out=...``); with an older
+#: NumPy they take their general path (a scalar result made into an array).
+ARRAY_OUT = _takes_array_out()
+
+
+def _dtype_preserving(fn: Callable[..., NpArray], accepted: frozenset[DType], arity: int) -> frozenset[DType]:
+    """The dtypes of ``accepted`` that NumPy's ufunc ``fn`` of ``arity`` operands computes in and
+    returns as themselves (its loop resolution, asked once); none where ``fn`` is not a ufunc."""
+    if not isinstance(fn, np.ufunc) or fn.nin != arity or fn.nout != 1:
         return frozenset()
     same = set()
     for dt in accepted:
         try:
-            if fn.resolve_dtypes((dt, None)) == (dt, dt):
+            if fn.resolve_dtypes((dt,) * arity + (None,)) == (dt,) * (arity + 1):
                 same.add(dt)
         except (TypeError, ValueError):  # no loop for it (bfloat16's may be ml_dtypes' own)
             pass
@@ -279,7 +317,7 @@ def _unary_function(p: Primitive) -> UnaryFunction:
     """The user function of a parameterless unary primitive."""
 
     def fn(x: ArrayLike) -> Array:
-        result: Array = CURRENT_TRACE.get().process_primitive(p, (x,), {})  # p.bind(x), one call less
+        result: Array = trace_now().process_primitive(p, (x,), {})  # p.bind(x), one call less
         return result
 
     fn.__name__ = p.name
@@ -294,7 +332,7 @@ def _binary_function(p: Primitive) -> BinaryFunction:
     dtype mismatch; ``lax.add(float32_array, 2.0)`` is float32)."""
 
     def fn(x: ArrayLike, y: ArrayLike) -> Array:
-        result: Array = CURRENT_TRACE.get().process_primitive(p, (x, y), {})  # p.bind(x, y)
+        result: Array = trace_now().process_primitive(p, (x, y), {})  # p.bind(x, y)
         return result
 
     fn.__name__ = p.name
@@ -345,8 +383,11 @@ def _aval(x: object) -> ShapedArray:
 def _unbroadcast(ct: Array, operand: LinearOperand) -> Array:
     """Sum a cotangent down to an operand that the shape rule broadcast (rank 0, or size-1
     dimensions of an operand of the same rank)."""
-    a = _aval(operand)
-    ct_shape = get_aval(ct).shape
+    a = operand.aval if type(operand) is UndefinedPrimal else get_aval(operand)
+    ct_aval = get_aval(ct)
+    if ct_aval is a:  # the operand's own type (avals are interned): nothing to sum or restore
+        return ct
+    ct_shape = ct_aval.shape
     if a.shape != ct_shape:
         from fcore.lax.reductions import reduce_sum  # lazy: reductions imports this module
         from fcore.lax.shapes import reshape

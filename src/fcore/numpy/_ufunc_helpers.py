@@ -12,7 +12,7 @@ from fcore import lax
 from fcore.config import eager_checks
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.interpreters.eval import EVAL_TRACE
-from fcore.interpreters.stack import CURRENT_TRACE
+from fcore.interpreters.stack import trace_now
 from fcore.ir import dtypes
 from fcore.lax._base import ArrayLike
 from fcore.lax.elementwise import UnaryEagerPath, unary_eager_path
@@ -96,9 +96,9 @@ def _unary_inexact(fn: UnaryLax, name: str, doc: str) -> UnaryLax:
     return f
 
 
-_ndarray = np.ndarray
 #: ``object.__new__``, looked up once (a lookup on a class makes a method object).
 _new_array = ArrayImpl.__new__
+_ndarray, _asarray = np.ndarray, np.asarray
 
 
 def _unary_inexact_eager(fn: UnaryLax, name: str, path: UnaryEagerPath) -> UnaryLax:
@@ -112,12 +112,12 @@ def _unary_inexact_eager(fn: UnaryLax, name: str, path: UnaryEagerPath) -> Unary
 
     def f(x: ArrayLike, /) -> Array:
         if type(x) is ArrayImpl:
-            if CURRENT_TRACE.get() is EVAL_TRACE and not eager_checks() and p.eager_rule is rule:
+            if trace_now() is EVAL_TRACE and not eager_checks() and p.eager_rule is rule:
                 h = x._np
                 if h is not None and h.dtype in preserved:
-                    out = compute(h)
+                    out = compute(h)  # (no ``out=...``: it costs ~5% of the op where the result is no scalar)
                     r = _new_array(ArrayImpl)  # ArrayImpl(out, x._weak, None, x._aval) without __init__
-                    r._np = out if type(out) is _ndarray else np.asarray(out)  # a 0-d result is a scalar
+                    r._np = out if type(out) is _ndarray else _asarray(out)  # a 0-d result is a scalar
                     r._device = None
                     r._weak = x._weak
                     r._aval = x._aval  # the operand's type, known or not

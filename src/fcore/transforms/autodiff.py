@@ -17,24 +17,38 @@ from fcore.interpreters.eval import EvalTrace, get_aval, to_numpy_arg
 from fcore.interpreters.eval_jaxpr import eval_jaxpr
 from fcore.interpreters.stack import current_trace, set_current_trace, trace_scope
 from fcore.interpreters.trace import Tracer, transform_name_stack
-from fcore.ir.core import ClosedJaxpr, Jaxpr
+from fcore.interpreters.staging import StagingTracer
+from fcore.ir.core import ClosedJaxpr, Jaxpr, Var
 from fcore.transforms import ad_util
 from fcore.transforms.ad_util import Zero, has_tangent
 from fcore.transforms.jvp import JVPTrace, JVPTracer, jvp_jaxpr
-from fcore.transforms.partial_eval import PartialEvalTrace, partial_eval_jaxpr
+from fcore.transforms.partial_eval import PartialEvalTrace, TapeEntry, partial_eval_jaxpr
 from fcore.transforms.simplify import simplify_algebra
-from fcore.transforms.transpose import backward_pass, transpose_jaxpr, transpose_open
+from fcore.transforms.transpose import backward_pass, backward_tape, transpose_jaxpr, transpose_open
+
+
+@attrs.frozen(slots=True)
+class Tape:
+    """A transient linear map as ``PartialEvalTrace`` recorded it (``linearize_flat``'s
+    ``transient``, when it staged nothing but tape entries): the map's input variables, its
+    entries, and per output the variable holding it (``None``: not a linear value)."""
+
+    invars: list[Var]
+    entries: list[TapeEntry]
+    outs: list[Var | None]
 
 
 @attrs.frozen(slots=True)
 class Linearized:
-    """The result of tracing ``linearize``: primal outputs and the staged linear map."""
+    """The result of tracing ``linearize``: primal outputs and the staged linear map (a
+    ``Tape`` only where ``linearize_flat`` was ``transient``)."""
 
     primals_out: list[Any]
-    linear: Jaxpr  # (residual constvars; one tangent per primal input) -> tangents out
+    linear: Jaxpr | Tape  # (residual constvars; one tangent per primal input) -> tangents out
     residuals: list[Any]
 
     def jvp(self, tangents: Sequence[Any]) -> list[Any]:
+        assert isinstance(self.linear, Jaxpr), "a transient linear map is only transposed"
         return eval_jaxpr(self.linear, self.residuals, *tangents)
 
 
@@ -49,6 +63,8 @@ def linearize_flat(
     parent = current_trace()
     pe = PartialEvalTrace(parent, description)
     pe.record_source_info = pe.share_residuals = not transient
+    if transient:
+        pe.tape = []
     jvp = JVPTrace(parent, description, rule_trace=pe)
     tracers: list[JVPTracer] = []
     for p in primals:
@@ -65,6 +81,10 @@ def linearize_flat(
             pairs = [jvp.unpack(o) for o in outs]
         with set_current_trace(pe):
             tangent_outs = [ad_util.instantiate(t) for _, t in pairs]
+        if pe.tape is not None:  # (the residuals are in its entries)
+            outs_at = [t.atom if type(t) is StagingTracer and t._trace is pe else None for t in tangent_outs]
+            tape = Tape(pe.invars, pe.tape, [v if type(v) is Var else None for v in outs_at])
+            return Linearized([p for p, _ in pairs], tape, [])
         linear, residuals = pe.to_jaxpr(tangent_outs)
     finally:
         pe.alive = False
@@ -85,6 +105,10 @@ class VJP:
 
     def __call__(self, cts: Sequence[Any], residuals: Sequence[Any] | None = None) -> list[Any]:
         lin = self.linearized.linear
+        if type(lin) is Tape:
+            # A transient map (``grad`` called eagerly): its transpose rules applied now.
+            return backward_tape(lin.invars, lin.entries, lin.outs, cts)
+        assert isinstance(lin, Jaxpr)
         saved = self.linearized.residuals
         res = saved if residuals is None else residuals
         if type(current_trace()) is EvalTrace:

@@ -15,7 +15,7 @@ from typing_extensions import Concatenate, TypeAlias
 from fcore.interpreters.array import Array, ArrayImpl
 from fcore.config import eager_checks
 from fcore.interpreters.eval import EvalTrace, check_eager, get_aval
-from fcore.interpreters.stack import CURRENT_TRACE, bind_with_trace, set_current_trace
+from fcore.interpreters.stack import CURRENT_TRACE, bind_with_trace, set_current_trace, trace_now
 from fcore.interpreters.staging import StagingTrace
 from fcore.interpreters.trace import (
     EQN_SOURCE,
@@ -26,7 +26,7 @@ from fcore.interpreters.trace import (
     transform_name_stack,
 )
 from fcore.ir.avals import ShapedArray
-from fcore.ir.dtypes import is_inexact
+from fcore.ir.dtypes import SUPPORTED_DTYPES, is_inexact
 from fcore.ir.core import ClosedJaxpr, Literal
 from fcore.ir.params import ParamValue
 from fcore.ir.primitive import P, Primitive
@@ -35,6 +35,14 @@ from fcore.transforms import ad_util
 from fcore.transforms.ad_util import Tangent, Zero, add_tangents, has_tangent, zero_of
 from fcore.transforms.util import bools, literal_value
 
+#: The trace variable's ``set``/``reset``, bound once (a method looked up on the variable makes a
+#: bound-method object per call): ``JVPTrace`` makes its rule trace current around every rule.
+_set_trace, _reset_trace = CURRENT_TRACE.set, CURRENT_TRACE.reset
+#: ``object.__new__``, looked up once: ``JVPTrace`` fills a result tracer's slots itself (an
+#: ``__init__`` frame costs more than the four stores).
+_new_tracer = object.__new__
+#: The dtypes with a tangent space (``has_tangent``'s test, as one set lookup inline).
+_INEXACT = frozenset(d for d in SUPPORTED_DTYPES if is_inexact(d))
 
 #: A jvp rule: ``(primals, tangents, **params) -> (primals_out, tangents_out)`` (lists where the
 #: primitive has several results). ``P`` is the primitive's parameter signature.
@@ -149,7 +157,7 @@ def _register_split(prim: Primitive, tangent: Callable[..., Any]) -> None:
     """Register ``prim``'s rule: bind the primal under the current trace, then ``tangent``."""
 
     def rule(primals: list[Any], tangents: list[Any], **params: ParamValue) -> tuple[Any, Any]:
-        out = CURRENT_TRACE.get().process_primitive(prim, primals, params)  # bind, without repacking
+        out = trace_now().process_primitive(prim, primals, params)  # bind, without repacking
         return out, tangent(primals, tangents, out, **params)
 
     jvp_rules.register(prim, symbolic_zeros=True)(rule)
@@ -224,7 +232,7 @@ def deflinear(prim: Primitive, linear_argnums: Sequence[int] | None = None) -> N
             t = tangents[0]
             if type(t) is Zero:
                 return Zero(get_aval(out))
-            return CURRENT_TRACE.get().process_primitive(prim, [t], params)
+            return trace_now().process_primitive(prim, [t], params)
         lin = range(len(primals)) if linear_argnums is None else linear_argnums
         for i in lin:  # a loop, not ``all()`` over a generator: one frame less per operation
             if type(tangents[i]) is not Zero:
@@ -236,7 +244,7 @@ def deflinear(prim: Primitive, linear_argnums: Sequence[int] | None = None) -> N
         args = list(primals)
         for i in lin:
             args[i] = ad_util.instantiate(tangents[i])
-        return CURRENT_TRACE.get().process_primitive(prim, args, params)
+        return trace_now().process_primitive(prim, args, params)
 
     _register_split(prim, tangent)
     _mark_self_contained(prim)
@@ -329,15 +337,15 @@ class JVPTrace(Trace):
             elif eager_checks():  # verify-each, NaN/Inf checks (``EvalTrace``'s)
                 check_eager(prim, primals, params, out)
             if not self.stages_rules:  # nothing records source info: no capture to set up
-                token = CURRENT_TRACE.set(self.rule_trace)
+                token = _set_trace(self.rule_trace)
                 try:
                     tout = tangent(primals, tangents, out, **params) if params else tangent(primals, tangents, out)
                 finally:
-                    CURRENT_TRACE.reset(token)
+                    _reset_trace(token)
             else:
                 tout = self._tangent_with_source(prim, tangent, primals, tangents, out, params)
         else:
-            token = CURRENT_TRACE.set(self.rule_trace)
+            token = _set_trace(self.rule_trace)
             source = None
             try:
                 if self.stages_rules and prim in _self_contained and EQN_SOURCE.get() is None:
@@ -356,19 +364,29 @@ class JVPTrace(Trace):
             finally:
                 if source is not None:
                     EQN_SOURCE.reset(source)
-                CURRENT_TRACE.reset(token)
+                _reset_trace(token)
         # ``call_jvp_rule``'s single-result case, inline.
-        aval = out.aval if type(out) is ArrayImpl else get_aval(out)
-        if tout is None or not is_inexact(aval.dtype):  # ``has_tangent``, inline
+        if type(out) is ArrayImpl:
+            aval = out._aval  # (the eager fast paths give their results their operand's type)
+            if aval is None:
+                aval = out.aval
+        else:
+            aval = get_aval(out)
+        if tout is None or aval.dtype not in _INEXACT:  # ``has_tangent``, inline
             tout = Zero(aval)
-        return JVPTracer(self, out, tout, aval)
+        r = _new_tracer(JVPTracer)  # JVPTracer(self, out, tout, aval) without the ``__init__`` frame
+        r._trace = self
+        r.primal = out
+        r.tangent = tout
+        r._aval = aval
+        return r
 
     def _tangent_with_source(
         self, prim: Primitive, tangent: Callable[..., Any], primals: list[Any], tangents: list[Any], out: Any,
         params: dict[str, ParamValue],
     ) -> Any:
         """``tangent`` under the rule trace, its equations given the user's line found once."""
-        token = CURRENT_TRACE.set(self.rule_trace)
+        token = _set_trace(self.rule_trace)
         source = None
         try:
             if prim in _self_contained and EQN_SOURCE.get() is None:
@@ -377,7 +395,7 @@ class JVPTrace(Trace):
         finally:
             if source is not None:
                 EQN_SOURCE.reset(source)
-            CURRENT_TRACE.reset(token)
+            _reset_trace(token)
 
     def to_concrete(self, tracer: Tracer, reason: str) -> object:
         assert isinstance(tracer, JVPTracer)

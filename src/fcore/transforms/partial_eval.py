@@ -53,6 +53,13 @@ class PartialEvalRules(RuleTable["PartialEvalRule[...]"]):
 
 partial_eval_rules = PartialEvalRules("Partial evaluation")
 _partial_eval_rule = partial_eval_rules.get
+#: ``object.__new__``, looked up once: the per-operation path fills a tracer's two slots itself.
+_new_tracer = object.__new__
+
+#: One equation of a transient linear map on ``PartialEvalTrace.tape``: a parameterless
+#: single-result primitive, its operands (this trace's variables, all of them linear, or the
+#: residual values themselves) and its result variable.
+TapeEntry: TypeAlias = tuple[Primitive, list[Union[Var, ArrayImpl]], Var]
 
 
 class PartialEvalTrace(StagingTrace):
@@ -60,7 +67,7 @@ class PartialEvalTrace(StagingTrace):
     else is handed to ``parent`` and so computed now. Known values used by staged
     equations become constvars of the staged jaxpr: the residuals."""
 
-    __slots__ = ("parent", "record_source_info", "share_residuals")
+    __slots__ = ("parent", "record_source_info", "share_residuals", "tape")
 
     def __init__(self, parent: Trace, description: str) -> None:
         super().__init__(description)
@@ -72,6 +79,35 @@ class PartialEvalTrace(StagingTrace):
         #: where the linear jaxpr is transposed now and dropped (``linearize_flat``'s
         #: ``transient``): a constvar per use costs less than finding the earlier one.
         self.share_residuals = True
+        #: ``linearize_flat``'s ``transient`` map, while it has only parameterless single-result
+        #: equations: recorded as ``TapeEntry`` s instead of ``JaxprEqn`` s with a constvar per
+        #: residual (building those was a sixth of eager ``grad``), for ``backward_tape``.
+        #: Anything else staged, or ``to_jaxpr``, first writes the tape out as equations
+        #: (``_flush_tape``) and stages into ``eqns`` from then on; ``None``: no tape.
+        self.tape: list[TapeEntry] | None = None
+
+    def _flush_tape(self) -> None:
+        """The tape's entries as the equations they stand for (``process_primitive``'s transient
+        ones: a constvar per residual, no source info); staging continues in ``eqns``."""
+        tape = self.tape
+        if tape is None:
+            return
+        self.tape = None
+        for prim, operands, out in tape:
+            invars: list[Atom] = []
+            for a in operands:
+                if type(a) is Var:
+                    invars.append(a)
+                else:
+                    v = Var(a.aval)
+                    self.const_vars.append(v)
+                    self.const_vals.append(a)
+                    invars.append(v)
+            self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), EMPTY_PARAMS, None))
+
+    def to_jaxpr(self, outs: Sequence[object]) -> tuple[Jaxpr, list[Any]]:
+        self._flush_tape()
+        return super().to_jaxpr(outs)
 
     def to_atom(self, x: object) -> Atom:
         if type(x) is StagingTracer and x._trace is self:
@@ -107,7 +143,39 @@ class PartialEvalTrace(StagingTrace):
         if rule is None:
             abstract_eval = prim.abstract_eval_rule
             if prim.multiple_results or abstract_eval is None or not self.alive:
+                self._flush_tape()
                 return super().process_primitive(prim, args, params)
+            tape = self.tape
+            if tape is not None:
+                if not params:  # on the tape: the transient map's per-op path
+                    operands: list[Var | ArrayImpl] = []
+                    avals = []
+                    for a in args:
+                        if type(a) is StagingTracer and a._trace is self and type(a.atom) is Var:
+                            v = a.atom  # (``new_arg``'s or the tape's: linear)
+                            operands.append(v)
+                            avals.append(v.aval)
+                        elif type(a) is ArrayImpl and not a._weak:
+                            operands.append(a)  # a residual
+                            typed = a._aval
+                            avals.append(typed if typed is not None else a.aval)
+                        else:  # a literal, another trace's value: an equation of its own
+                            break
+                    else:
+                        if len(avals) == 2:
+                            aval = abstract_eval(avals[0], avals[1])
+                        elif len(avals) == 1:
+                            aval = abstract_eval(avals[0])
+                        else:
+                            aval = abstract_eval(*avals)
+                        if type(aval) is ShapedArray:
+                            out = Var(aval)
+                            tape.append((prim, operands, out))
+                            tracer = _new_tracer(StagingTracer)  # StagingTracer(self, out), no ``__init__``
+                            tracer._trace = self
+                            tracer.atom = out
+                            return tracer
+                self._flush_tape()
             # ``StagingTrace.process_primitive``'s single-result case, with this trace's operands
             # (its own tracers, residuals as constvars) read inline: the per-op path of ``linearize``.
             invars = []
@@ -118,7 +186,8 @@ class PartialEvalTrace(StagingTrace):
                     if self.share_residuals:
                         invars.append(self.lift_const(a))
                     else:
-                        v = Var(a.aval)
+                        typed = a._aval  # (``a.aval``, without the property's frame where it is known)
+                        v = Var(typed if typed is not None else a.aval)
                         self.const_vars.append(v)
                         self.const_vals.append(a)
                         invars.append(v)
@@ -143,7 +212,11 @@ class PartialEvalTrace(StagingTrace):
             out = Var(aval)
             info = current_source_info() if self.record_source_info else None
             self.eqns.append(JaxprEqn(prim, tuple(invars), (out,), EMPTY_PARAMS, info))
-            return StagingTracer(self, out)
+            tracer = _new_tracer(StagingTracer)  # StagingTracer(self, out) without the ``__init__`` frame
+            tracer._trace = self
+            tracer.atom = out
+            return tracer
+        self._flush_tape()
         unknowns = [type(a) is StagingTracer and a._trace is self for a in args]
         known_params, unknown_params, out_unknowns, num_res = rule(unknowns, **params)
         known_args = [a for a, u in zip(args, unknowns) if not u]

@@ -8,7 +8,7 @@ from typing import Any
 from typing_extensions import TypeAlias
 
 from fcore.interpreters.eval import EvalTrace
-from fcore.interpreters.stack import CURRENT_TRACE, set_current_trace
+from fcore.interpreters.stack import set_current_trace, trace_now
 from fcore.interpreters.staging import StagingTrace
 from fcore.interpreters.trace import equation_source, transform_name_stack
 from fcore.ir.core import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
@@ -16,6 +16,7 @@ from fcore.ir.params import EMPTY_PARAMS, ParamValue
 from fcore.ir.primitive import Primitive
 from fcore.ir.rules import RuleTable
 from fcore.transforms import ad_util
+from fcore.transforms.partial_eval import TapeEntry
 from fcore.transforms.ad_util import UNDEFINED_BY_AVAL_ID, Zero, add_tangents, undefined_of
 from fcore.transforms.util import bools, literal_value, verified
 
@@ -88,7 +89,7 @@ def _backward_pass(
 
     ct_env: dict[Atom, Any] = {}
     ct_pop, ct_get = ct_env.pop, ct_env.get
-    eager = type(CURRENT_TRACE.get()) is EvalTrace
+    eager = type(trace_now()) is EvalTrace
 
     def add_ct(a: Atom, ct: Any) -> None:
         if type(a) is not Literal and a in lin and ct is not None and type(ct) is not Zero:
@@ -147,6 +148,46 @@ def _backward_pass(
         if is_lin:
             ct_v = ct_get(v)
             outs_ct.append(ad_util.instantiate(Zero(v.aval)) if ct_v is None else ct_v)
+    return outs_ct
+
+
+def backward_tape(
+    invars: Sequence[Var], entries: Sequence[TapeEntry], outs: Sequence[Var | None], cts: Sequence[Any]
+) -> list[Any]:
+    """Cotangents of a transient linear map's inputs, from its tape (``PartialEvalTrace.tape``):
+    ``_backward_pass``'s backward walk, the transpose rules called directly. Every entry is
+    linear (each has one of the map's variables as an operand), a variable operand is a linear
+    one and any other operand is its residual value: no forward walk, no environment of values."""
+    ct_env: dict[Var, Any] = {}
+    ct_pop, ct_get = ct_env.pop, ct_env.get
+    for v, ct in zip(outs, cts):
+        if v is not None and ct is not None and type(ct) is not Zero:
+            prev = ct_get(v)
+            ct_env[v] = ct if prev is None else add_tangents(prev, ct)
+    with transform_name_stack("transpose"):
+        for prim, operands, out in reversed(entries):
+            ct = ct_pop(out, None)
+            if ct is None:  # (no cotangent reaches it)
+                continue
+            rule = _transpose_rule(prim)
+            if rule is None:
+                rule = transpose_rules[prim]  # (raises: no transpose rule)
+            invals: list[Any] = []
+            for a in operands:
+                if type(a) is Var:
+                    aval = a.aval
+                    invals.append(_undefined_get(id(aval)) or undefined_of(aval))
+                else:
+                    invals.append(a)
+            cts_in = rule(ct, *invals)  # never ``Zero``: ``ct_env`` holds none
+            for a, ct in zip(operands, cts_in):
+                if ct is not None and type(ct) is not Zero and type(a) is Var:
+                    prev = ct_get(a)
+                    ct_env[a] = ct if prev is None else add_tangents(prev, ct)
+    outs_ct: list[Any] = []
+    for v in invars:
+        ct_v = ct_get(v)
+        outs_ct.append(ad_util.instantiate(Zero(v.aval)) if ct_v is None else ct_v)
     return outs_ct
 
 
