@@ -36,7 +36,9 @@ def test_dtype_of_arrays_and_x64() -> None:
         assert fl.dtype(np.int64) == jl.dtype(np.int64) == np.int64
 
 
-@pytest.mark.parametrize("bad", [None, "U", np.array(["a"]), object(), [1, 2]], ids=repr)
+@pytest.mark.parametrize(
+    "bad", [None, "U", np.array(["a"]), object(), [1, 2]], ids=["None", "str", "str-array", "object", "list"]
+)
 def test_dtype_errors_match_jax(bad: Any) -> None:
     with pytest.raises((TypeError, ValueError)) as want:
         jl.dtype(bad)
