@@ -249,9 +249,10 @@ def _declared_type_aliases() -> dict[str, str]:
     public = {n: f"{mod}.{n}" for mod, names in public_api().items() for n in names}
     aliases: dict[str, str] = {}
     for name, module in sorted(sys.modules.items()):
-        if not (name == "fcore" or name.startswith("fcore.")) or not getattr(module, "__file__", None):
-            continue
-        for stmt in ast.parse(Path(module.__file__).read_text()).body:
+        source = getattr(module, "__file__", None)
+        if not (name == "fcore" or name.startswith("fcore.")) or not source or not source.endswith(".py"):
+            continue  # (``fcore._fastjit`` is compiled: no Python source to read)
+        for stmt in ast.parse(Path(source).read_text()).body:
             if (
                 isinstance(stmt, ast.AnnAssign)
                 and isinstance(stmt.target, ast.Name)
