@@ -159,6 +159,17 @@ def _is_layout(x: object) -> bool:
     return hasattr(x, "major_to_minor")
 
 
+def _call_layouts(
+    avals: Sequence[ShapedArray], layouts: Sequence[FfiLayoutOptions] | None, what: str, given: str
+) -> Layouts:
+    """``ffi_call``'s layouts (major-to-minor) as XLA's orders: row-major where none are given."""
+    if layouts is None:
+        return tuple(_minor_to_major(a, None, True) for a in avals)
+    if len(layouts) != len(avals):
+        raise ValueError(f"The number of {what} ({len(avals)}) must equal the number of {given} ({len(layouts)}).")
+    return tuple(_minor_to_major(a, lay, True) for a, lay in zip(avals, layouts))
+
+
 def _minor_to_major(aval: ShapedArray, layout: FfiLayoutOptions, major_to_minor: bool) -> tuple[int, ...]:
     """XLA's minor-to-major order: row-major for None; a ``Layout``'s order reversed; a sequence
     reversed when given major-to-minor (``ffi_call``) or as is (the lowering helpers)."""
@@ -397,24 +408,8 @@ def ffi_call(
 
     def wrapped(*args: Any, **kwargs: Any) -> Array | Sequence[Array]:
         in_avals = [get_aval(x) for x in args]
-        if input_layouts is None:
-            in_lay = tuple(_minor_to_major(a, None, True) for a in in_avals)
-        else:
-            if len(input_layouts) != len(in_avals):
-                raise ValueError(
-                    f"The number of input arguments ({len(in_avals)}) must equal the "
-                    f"number of input layouts ({len(input_layouts)})."
-                )
-            in_lay = tuple(_minor_to_major(a, lay, True) for a, lay in zip(in_avals, input_layouts))
-        if out_layouts is None:
-            out_lay = tuple(_minor_to_major(a, None, True) for a in result_avals)
-        else:
-            if len(out_layouts) != len(result_avals):
-                raise ValueError(
-                    f"The number of outputs ({len(result_avals)}) must equal the "
-                    f"number of output layouts ({len(out_layouts)})."
-                )
-            out_lay = tuple(_minor_to_major(a, lay, True) for a, lay in zip(result_avals, out_layouts))
+        in_lay = _call_layouts(in_avals, input_layouts, "input arguments", "input layouts")
+        out_lay = _call_layouts(result_avals, out_layouts, "outputs", "output layouts")
         aliases: list[tuple[int, int]] = []
         for i_idx, o_idx in sorted((input_output_aliases or {}).items()):
             i_idx, o_idx = int(i_idx), int(o_idx)
