@@ -45,7 +45,7 @@ def kernels(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
     source.write_text(cpp + "\n" + (ROOT / "tests" / "ffi_kernels.cc").read_text())
     library = out / "libffi_test.so"
     subprocess.run([compiler, "-O1", "-w", "-std=c++17", "-shared", "-fPIC", "-I", fcore.ffi.include_dir(),
-                    str(source), "-o", str(library)], check=True, capture_output=True)
+                    str(source), "-o", str(library)], check=True, capture_output=True, timeout=300)
     lib = ctypes.cdll.LoadLibrary(str(library))
     for symbol in SYMBOLS:
         fcore.ffi.register_ffi_target(f"ffi_test_{symbol}", fcore.ffi.pycapsule(getattr(lib, symbol)), platform="cpu")
